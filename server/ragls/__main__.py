@@ -1,0 +1,3 @@
+from ragls.cli import main
+
+raise SystemExit(main())

@@ -1,0 +1,358 @@
+"""Syntax-aware chunking with tree-sitter, driven by per-language node tables (data, not
+code per language). Functions and methods become one chunk each; a small class is one
+chunk, a large one a header plus its methods; other top-level code is grouped."""
+
+from __future__ import annotations
+
+import re
+import threading
+from dataclasses import dataclass, field
+
+from tree_sitter import Node, Parser
+from tree_sitter_language_pack import get_parser
+
+from ragls.chunking.model import Chunk
+from ragls.chunking.text import window_chunks
+
+
+@dataclass(frozen=True)
+class LangSpec:
+    functions: frozenset[str]
+    classes: frozenset[str]  # get one chunk if small, else header + members
+    containers: frozenset[str] = frozenset()  # namespaces/modules: recurse, name prefix only
+    wrappers: frozenset[str] = frozenset()  # decorators, export, template: unwrap, keep range
+    imports: frozenset[str] = frozenset()
+    comments: frozenset[str] = frozenset({"comment"})
+    var_functions: frozenset[str] = frozenset()  # `const f = () => ...`
+    declarations: frozenset[str] = field(default_factory=frozenset)  # one chunk each if big enough
+
+
+def _fs(*names: str) -> frozenset[str]:
+    return frozenset(names)
+
+
+_JS_FUNCS = _fs("function_declaration", "generator_function_declaration", "method_definition",
+                "function_signature", "abstract_method_signature")
+_JS = LangSpec(
+    functions=_JS_FUNCS,
+    classes=_fs("class_declaration", "abstract_class_declaration", "class", "interface_declaration",
+                "enum_declaration"),
+    containers=_fs("internal_module", "module"),
+    wrappers=_fs("export_statement", "decorator"),
+    imports=_fs("import_statement"),
+    var_functions=_fs("lexical_declaration", "variable_declaration"),
+    declarations=_fs("type_alias_declaration"),
+)
+
+SPECS: dict[str, LangSpec] = {
+    "python": LangSpec(
+        functions=_fs("function_definition"),
+        classes=_fs("class_definition"),
+        wrappers=_fs("decorated_definition"),
+        imports=_fs("import_statement", "import_from_statement", "future_import_statement"),
+    ),
+    "javascript": _JS,
+    "typescript": _JS,
+    "tsx": _JS,
+    "go": LangSpec(
+        functions=_fs("function_declaration", "method_declaration"),
+        classes=_fs(),
+        imports=_fs("import_declaration", "package_clause"),
+        declarations=_fs("type_declaration"),
+    ),
+    "rust": LangSpec(
+        functions=_fs("function_item", "function_signature_item"),
+        classes=_fs("impl_item", "trait_item"),
+        containers=_fs("mod_item"),
+        wrappers=_fs(),
+        imports=_fs("use_declaration", "extern_crate_declaration"),
+        comments=_fs("line_comment", "block_comment"),
+        declarations=_fs("struct_item", "enum_item", "union_item", "macro_definition"),
+    ),
+    "java": LangSpec(
+        functions=_fs("method_declaration", "constructor_declaration", "compact_constructor_declaration"),
+        classes=_fs("class_declaration", "interface_declaration", "enum_declaration",
+                    "record_declaration", "annotation_type_declaration"),
+        imports=_fs("import_declaration", "package_declaration"),
+        comments=_fs("line_comment", "block_comment"),
+    ),
+    "kotlin": LangSpec(
+        functions=_fs("function_declaration", "secondary_constructor"),
+        classes=_fs("class_declaration", "object_declaration", "companion_object"),
+        imports=_fs("import_list", "import_header", "package_header"),
+        comments=_fs("line_comment", "multiline_comment", "comment"),
+    ),
+    "c": LangSpec(
+        functions=_fs("function_definition"),
+        classes=_fs(),
+        imports=_fs("preproc_include"),
+        declarations=_fs("struct_specifier", "enum_specifier", "union_specifier", "type_definition"),
+    ),
+    "cpp": LangSpec(
+        functions=_fs("function_definition"),
+        classes=_fs("class_specifier", "struct_specifier"),
+        containers=_fs("namespace_definition", "linkage_specification"),
+        wrappers=_fs("template_declaration"),
+        imports=_fs("preproc_include", "using_declaration"),
+        declarations=_fs("enum_specifier", "type_definition", "alias_declaration"),
+    ),
+    "csharp": LangSpec(
+        functions=_fs("method_declaration", "constructor_declaration", "destructor_declaration",
+                      "operator_declaration", "local_function_statement"),
+        classes=_fs("class_declaration", "struct_declaration", "interface_declaration",
+                    "record_declaration", "enum_declaration"),
+        containers=_fs("namespace_declaration", "file_scoped_namespace_declaration"),
+        imports=_fs("using_directive"),
+    ),
+    "ruby": LangSpec(
+        functions=_fs("method", "singleton_method"),
+        classes=_fs("class", "singleton_class"),
+        containers=_fs("module"),
+    ),
+    "php": LangSpec(
+        functions=_fs("function_definition", "method_declaration"),
+        classes=_fs("class_declaration", "interface_declaration", "trait_declaration", "enum_declaration"),
+        containers=_fs("namespace_definition"),
+        imports=_fs("namespace_use_declaration"),
+    ),
+}
+
+_NAME_TYPES = {"identifier", "simple_identifier", "type_identifier", "constant", "name",
+               "property_identifier", "field_identifier", "namespace_identifier"}
+_GO_RECEIVER = re.compile(r"(\w+)\s*(?:\[[^\]]*\])?\s*\)\s*$")
+
+_local = threading.local()
+
+
+def _parser(language: str) -> Parser:
+    # Parsers are not thread-safe; one per thread and language.
+    cache: dict[str, Parser] = _local.__dict__.setdefault("parsers", {})
+    if language not in cache:
+        cache[language] = get_parser(language)  # type: ignore[arg-type]
+    return cache[language]
+
+
+class _Builder:
+    def __init__(self, path: str, language: str, text: str, max_chars: int, min_chars: int,
+                 window: int, overlap: int, small_class: int) -> None:
+        self.path = path
+        self.language = language
+        self.spec = SPECS[language]
+        self.lines = text.split("\n")
+        self.src = text.encode("utf-8", "surrogatepass")
+        self.max_chars = max_chars
+        self.small_class = min(small_class, max_chars)
+        self.min_chars = min_chars
+        self.window = window
+        self.overlap = overlap
+        self.chunks: list[Chunk] = []
+        self.imports: tuple[str, ...] = ()
+
+    # -- helpers ---------------------------------------------------------------------------
+    def node_text(self, node: Node) -> str:
+        return self.src[node.start_byte : node.end_byte].decode("utf-8", "replace")
+
+    def rows(self, node: Node) -> tuple[int, int]:
+        start, end = node.start_point[0], node.end_point[0]
+        if node.end_point[1] == 0 and end > start:
+            end -= 1
+        return start, end
+
+    def body(self, s: int, e: int) -> str:
+        return "\n".join(self.lines[s : e + 1])
+
+    def name(self, node: Node) -> str | None:
+        if node.type == "method_declaration" and self.language == "go":
+            base = node.child_by_field_name("name")
+            recv = node.child_by_field_name("receiver")
+            m = _GO_RECEIVER.search(self.node_text(recv)) if recv else None
+            own = self.node_text(base) if base else None
+            return f"{m.group(1)}.{own}" if m and own else own
+        for fname in ("name", "type"):
+            n = node.child_by_field_name(fname)
+            if n is not None and n.type in _NAME_TYPES | {"generic_type", "scoped_type_identifier"}:
+                if n.type == "generic_type" and n.named_child_count:
+                    n = n.named_children[0]
+                return self.node_text(n)
+            if n is not None and fname == "name":
+                return self.node_text(n)
+        d = node.child_by_field_name("declarator")
+        while d is not None:
+            if d.type in ("identifier", "field_identifier", "qualified_identifier", "destructor_name",
+                          "operator_name", "type_identifier"):
+                return self.node_text(d).replace("::", ".")
+            d = d.child_by_field_name("declarator") or d.child_by_field_name("name")
+        for c in node.named_children:
+            if c.type in _NAME_TYPES:
+                return self.node_text(c)
+        # Go's `type X struct` keeps the name one level down, in a type_spec.
+        for c in node.named_children:
+            n = c.child_by_field_name("name")
+            if n is not None:
+                return self.node_text(n)
+        return None
+
+    def signature(self, s: int) -> str:
+        return self.lines[s].strip()[:300]
+
+    # -- emitting --------------------------------------------------------------------------
+    def emit(self, s: int, e: int, kind: str, symbol: str | None, parent: str | None = None) -> None:
+        text = self.body(s, e)
+        if not text.strip():
+            return
+        sig = self.signature(s) if kind in ("function", "method", "class", "class_header") else None
+        if len(text) <= self.max_chars:
+            self.chunks.append(Chunk(self.path, self.language, s + 1, e + 1, kind, symbol, text,
+                                     parent, sig, self.imports))
+            return
+        # Oversize: split by lines; every piece keeps the definition's signature in metadata
+        # (and so in the embedded text).
+        for piece in window_chunks(self.path, self.language, self.lines[s : e + 1], self.window,
+                                   0, self.max_chars, first_line=s + 1, kind=kind, symbol=symbol):
+            self.chunks.append(Chunk(piece.path, piece.language, piece.start_line, piece.end_line,
+                                     kind, symbol, piece.text, parent, sig, self.imports))
+
+    # -- walking ---------------------------------------------------------------------------
+    def unwrap(self, node: Node) -> Node:
+        """The definition inside wrappers (decorators, export, template), or node itself."""
+        seen = 0
+        while node.type in self.spec.wrappers and seen < 4:
+            inner = None
+            for c in node.named_children:
+                if self.classify(c) is not None or c.type in self.spec.wrappers:
+                    inner = c
+            if inner is None:
+                return node
+            node = inner
+            seen += 1
+        return node
+
+    def classify(self, node: Node) -> str | None:
+        t = node.type
+        sp = self.spec
+        if t in sp.functions:
+            return "function"
+        if t in sp.classes:
+            return "class"
+        if t in sp.containers:
+            return "container"
+        if t in sp.declarations:
+            return "declaration"
+        if t in sp.var_functions and self._var_function(node) is not None:
+            return "function"
+        return None
+
+    def _var_function(self, node: Node) -> Node | None:
+        decls = [c for c in node.named_children if c.type == "variable_declarator"]
+        if len(decls) != 1:
+            return None
+        val = decls[0].child_by_field_name("value")
+        if val is not None and val.type in ("arrow_function", "function_expression", "function",
+                                            "generator_function"):
+            return decls[0]
+        return None
+
+    def visit_block(self, children: list[Node], prefix: str | None, in_class: bool) -> None:
+        """Chunk a sequence of sibling nodes (a file, a namespace, or a class body)."""
+        pending: list[Node] = []  # non-definition nodes grouped into declaration chunks
+        comments: list[Node] = []  # comments that may belong to the next definition
+
+        def flush_pending() -> None:
+            if not pending:
+                return
+            s, _ = self.rows(pending[0])
+            _, e = self.rows(pending[-1])
+            text = self.body(s, e)
+            only_imports = all(n.type in self.spec.imports or n.type in self.spec.comments for n in pending)
+            if not in_class and text.strip() and (len(text) >= self.min_chars or not only_imports):
+                self.emit(s, e, "declaration", prefix)
+            pending.clear()
+
+        for child in children:
+            if child.type in self.spec.comments:
+                comments.append(child)
+                continue
+            inner = self.unwrap(child)
+            kind = self.classify(inner)
+            if kind is None:
+                pending.extend(comments)
+                comments.clear()
+                pending.append(child)
+                continue
+            flush_pending()
+            start_node = child
+            # Attach the doc comment directly above a definition.
+            if comments and self.rows(child)[0] - self.rows(comments[-1])[1] <= 1:
+                run = [comments[-1]]
+                for c in reversed(comments[:-1]):
+                    if self.rows(run[0])[0] - self.rows(c)[1] <= 1:
+                        run.insert(0, c)
+                    else:
+                        break
+                start_node = run[0]
+                pending.extend(c for c in comments if c not in run)
+            else:
+                pending.extend(comments)
+            comments.clear()
+            flush_pending()
+            self.visit_definition(child, inner, kind, prefix, in_class, self.rows(start_node)[0])
+        pending.extend(comments)
+        flush_pending()
+
+    def visit_definition(self, outer: Node, node: Node, kind: str, prefix: str | None,
+                         in_class: bool, start_row: int) -> None:
+        name = self.name(self._var_function(node) or node if kind == "function" else node)
+        symbol = f"{prefix}.{name}" if prefix and name else (name or prefix)
+        _, e = self.rows(outer)
+        s = start_row
+        if kind == "function":
+            self.emit(s, e, "method" if in_class else "function", symbol, prefix)
+        elif kind == "declaration":
+            self.emit(s, e, "declaration", symbol, prefix)
+        elif kind == "container":
+            body = self._body_node(node)
+            self.visit_block(body.named_children if body else [], symbol, in_class=False)
+        else:
+            self.visit_class(node, s, e, symbol, prefix)
+
+    def _body_node(self, node: Node) -> Node | None:
+        b = node.child_by_field_name("body")
+        if b is not None:
+            return b
+        for c in reversed(node.named_children):
+            if c.type in ("class_body", "declaration_list", "field_declaration_list", "body_statement",
+                          "enum_body", "interface_body", "block", "enum_class_body", "statement_block",
+                          "object_type"):
+                return c
+        return None
+
+    def visit_class(self, node: Node, s: int, e: int, symbol: str | None, parent: str | None) -> None:
+        text = self.body(s, e)
+        body = self._body_node(node)
+        members = [c for c in (body.named_children if body else []) if self.classify(self.unwrap(c))]
+        # Methods are what questions are about, so only a genuinely small class stays whole.
+        if len(text) <= self.small_class or not members:
+            self.emit(s, e, "class", symbol, parent)
+            return
+        first_member_row = min(self.rows(m)[0] for m in members)
+        header_end = max(s, first_member_row - 1)
+        self.emit(s, header_end, "class_header", symbol, parent)
+        self.visit_block(body.named_children if body else [], symbol, in_class=True)
+
+    def run(self) -> list[Chunk]:
+        tree = _parser(self.language).parse(self.src)
+        root = tree.root_node
+        self.imports = tuple(
+            self.node_text(c).strip()[:200] for c in root.named_children if c.type in self.spec.imports
+        )[:30]
+        self.visit_block(root.named_children, None, in_class=False)
+        if not self.chunks and "".join(self.lines).strip():
+            self.chunks = window_chunks(self.path, self.language, self.lines, self.window,
+                                        self.overlap, self.max_chars)
+        self.chunks.sort(key=lambda c: (c.start_line, c.end_line))
+        return self.chunks
+
+
+def code_chunks(path: str, language: str, text: str, max_chars: int, min_chars: int,
+                window: int, overlap: int, small_class: int) -> list[Chunk]:
+    return _Builder(path, language, text, max_chars, min_chars, window, overlap, small_class).run()

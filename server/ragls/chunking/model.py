@@ -1,0 +1,34 @@
+"""The chunk: the unit that is embedded, stored and returned."""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field
+
+
+@dataclass(frozen=True)
+class Chunk:
+    path: str  # workspace-relative POSIX path
+    language: str
+    start_line: int  # 1-based, inclusive
+    end_line: int  # 1-based, inclusive
+    kind: str  # function, method, class, class_header, declaration, section, text
+    symbol: str | None  # qualified name, e.g. Invoice.compute_total
+    text: str  # raw source, exactly lines start..end
+    parent: str | None = None  # enclosing class or module symbol
+    signature: str | None = None  # first line of the definition (kept for split pieces)
+    imports: tuple[str, ...] = field(default=())  # the file's import lines, for context
+
+    @property
+    def text_hash(self) -> str:
+        return hashlib.blake2b(self.text.encode("utf-8", "surrogatepass"), digest_size=16).hexdigest()
+
+    def embedding_text(self) -> str:
+        """What the dense model sees: location and qualified symbol, then the code. Display
+        always uses the raw `text`."""
+        head = [f"path: {self.path}"]
+        if self.symbol:
+            head.append(f"symbol: {self.symbol}")
+        if self.signature and not self.text.lstrip().startswith(self.signature.strip()):
+            head.append(f"signature: {self.signature.strip()}")
+        return "\n".join(head) + "\n" + self.text

@@ -1,0 +1,199 @@
+"""Retrieval metrics for `ragls eval`: pure functions over ranked hits and golden queries.
+
+A hit is *relevant* to a query when its path is one of the query's answer files and, when
+the query gives line ranges, its lines overlap that file's answer range. Every query has one
+answer item in the ideal ranking (several answers mean "any of these"), so nDCG@10 uses
+binary gains, credits only the first relevant hit and has an ideal DCG of 1.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import asdict, dataclass
+from pathlib import Path, PurePosixPath
+from typing import Protocol
+from urllib.parse import unquote, urlparse
+
+from ragls.evaluation.golden import GoldenQuery
+
+__all__ = [
+    "Hit",
+    "HitLike",
+    "QueryMetrics",
+    "aggregate",
+    "chunk_precision",
+    "evaluate_query",
+    "first_relevant_rank",
+    "is_relevant",
+    "latency_summary",
+    "mean_by",
+    "mrr_at_k",
+    "ndcg_at_k",
+    "overlap",
+    "percentile",
+    "precision_at_k",
+    "recall_at_k",
+    "relative_path",
+]
+
+
+class HitLike(Protocol):
+    """Anything with a root-relative POSIX path and a 1-based inclusive line range."""
+
+    @property
+    def path(self) -> str: ...
+    @property
+    def start_line(self) -> int: ...
+    @property
+    def end_line(self) -> int: ...
+
+
+@dataclass(frozen=True, slots=True)
+class Hit:
+    path: str
+    start_line: int
+    end_line: int
+
+
+def relative_path(path: str, root: Path) -> str:
+    """Turn a hit's path (file:// URI, absolute or relative path) into a root-relative POSIX
+    path comparable with GoldenQuery.files. Paths outside root are returned unchanged."""
+    if path.startswith("file:"):
+        path = unquote(urlparse(path).path)
+    candidate = Path(path)
+    if candidate.is_absolute():
+        try:
+            return candidate.resolve().relative_to(root.resolve()).as_posix()
+        except ValueError:
+            return candidate.as_posix()
+    return str(PurePosixPath(candidate.as_posix()))
+
+
+def overlap(a: tuple[int, int], b: tuple[int, int]) -> int:
+    """Number of lines two 1-based inclusive ranges share."""
+    return max(0, min(a[1], b[1]) - max(a[0], b[0]) + 1)
+
+
+def _span(hit: HitLike) -> tuple[int, int]:
+    return (hit.start_line, hit.end_line)
+
+
+def is_relevant(hit: HitLike, query: GoldenQuery) -> bool:
+    for path, lines in query.answers():
+        if hit.path == path and (lines is None or overlap(_span(hit), lines) > 0):
+            return True
+    return False
+
+
+def first_relevant_rank(hits: Sequence[HitLike], query: GoldenQuery, k: int) -> int | None:
+    """1-based rank of the first relevant hit within the top k, or None."""
+    for rank, hit in enumerate(hits[:k], start=1):
+        if is_relevant(hit, query):
+            return rank
+    return None
+
+
+def recall_at_k(hits: Sequence[HitLike], query: GoldenQuery, k: int) -> float:
+    """1.0 when any relevant hit is in the top k (the answer is one item)."""
+    return 1.0 if first_relevant_rank(hits, query, k) is not None else 0.0
+
+
+def mrr_at_k(hits: Sequence[HitLike], query: GoldenQuery, k: int = 10) -> float:
+    rank = first_relevant_rank(hits, query, k)
+    return 0.0 if rank is None else 1.0 / rank
+
+
+def precision_at_k(hits: Sequence[HitLike], query: GoldenQuery, k: int = 5) -> float:
+    """Relevant hits in the top k over k (short result lists are not rewarded)."""
+    return sum(1 for hit in hits[:k] if is_relevant(hit, query)) / k
+
+
+def ndcg_at_k(hits: Sequence[HitLike], query: GoldenQuery, k: int = 10) -> float:
+    rank = first_relevant_rank(hits, query, k)
+    return 0.0 if rank is None else 1.0 / math.log2(rank + 1)
+
+
+def chunk_precision(hits: Sequence[HitLike], query: GoldenQuery, k: int = 5) -> float | None:
+    """1.0 when the first relevant hit in the top k lies at least half inside the answer.
+
+    Measures whether chunks are focused on the function rather than large windows that merely
+    contain it. None when the query has no line ranges (nothing to measure against)."""
+    if query.lines is None:
+        return None
+    for hit in hits[:k]:
+        best = max(
+            (overlap(_span(hit), lines) for path, lines in query.answers() if path == hit.path),
+            default=0,
+        )
+        if best > 0:
+            length = hit.end_line - hit.start_line + 1
+            return 1.0 if best / length >= 0.5 else 0.0
+    return 0.0
+
+
+@dataclass(frozen=True, slots=True)
+class QueryMetrics:
+    query_id: str
+    recall_at_1: float
+    recall_at_5: float
+    recall_at_10: float
+    mrr_at_10: float
+    precision_at_5: float
+    ndcg_at_10: float
+    chunk_precision_at_5: float | None
+
+
+def evaluate_query(hits: Sequence[HitLike], query: GoldenQuery) -> QueryMetrics:
+    return QueryMetrics(
+        query_id=query.id,
+        recall_at_1=recall_at_k(hits, query, 1),
+        recall_at_5=recall_at_k(hits, query, 5),
+        recall_at_10=recall_at_k(hits, query, 10),
+        mrr_at_10=mrr_at_k(hits, query, 10),
+        precision_at_5=precision_at_k(hits, query, 5),
+        ndcg_at_10=ndcg_at_k(hits, query, 10),
+        chunk_precision_at_5=chunk_precision(hits, query, 5),
+    )
+
+
+def percentile(values: Iterable[float], pct: float) -> float:
+    """Linear-interpolated percentile (numpy's default method); nan for no values."""
+    ordered = sorted(values)
+    if not ordered:
+        return math.nan
+    if not 0 <= pct <= 100:
+        raise ValueError(f"percentile must be in [0, 100], got {pct}")
+    position = (len(ordered) - 1) * pct / 100
+    low = math.floor(position)
+    high = min(low + 1, len(ordered) - 1)
+    return ordered[low] + (ordered[high] - ordered[low]) * (position - low)
+
+
+def latency_summary(latencies_ms: Iterable[float]) -> dict[str, float]:
+    values = list(latencies_ms)
+    return {
+        "latency_p50_ms": percentile(values, 50),
+        "latency_p95_ms": percentile(values, 95),
+    }
+
+
+def aggregate(
+    results: Iterable[QueryMetrics], latencies_ms: Iterable[float] | None = None
+) -> dict[str, float]:
+    """Mean of every metric over queries (None values are left out of their mean), the query
+    count, and latency p50/p95 when latencies are given."""
+    rows = [asdict(result) for result in results]
+    out: dict[str, float] = {"queries": float(len(rows))}
+    names = [name for name in QueryMetrics.__dataclass_fields__ if name != "query_id"]
+    for name in names:
+        values = [row[name] for row in rows if row[name] is not None]
+        out[name] = sum(values) / len(values) if values else math.nan
+    if latencies_ms is not None:
+        out.update(latency_summary(latencies_ms))
+    return out
+
+
+def mean_by(groups: Mapping[str, Iterable[QueryMetrics]]) -> dict[str, dict[str, float]]:
+    """aggregate() per group (e.g. per project or language)."""
+    return {name: aggregate(results) for name, results in groups.items()}

@@ -1,0 +1,54 @@
+"""Which files ragls understands, and how to name them: extension -> language."""
+
+from __future__ import annotations
+
+from pathlib import PurePosixPath
+
+# Languages chunked along the syntax tree (tree-sitter-language-pack grammar names).
+CODE_EXTENSIONS: dict[str, str] = {
+    ".py": "python", ".pyi": "python",
+    ".js": "javascript", ".mjs": "javascript", ".cjs": "javascript", ".jsx": "javascript",
+    ".ts": "typescript", ".mts": "typescript", ".cts": "typescript",
+    ".tsx": "tsx",
+    ".go": "go",
+    ".rs": "rust",
+    ".java": "java",
+    ".kt": "kotlin", ".kts": "kotlin",
+    ".c": "c", ".h": "c",
+    ".cc": "cpp", ".cpp": "cpp", ".cxx": "cpp", ".hpp": "cpp", ".hh": "cpp", ".hxx": "cpp",
+    ".cs": "csharp",
+    ".rb": "ruby",
+    ".php": "php",
+}
+
+MARKDOWN_EXTENSIONS = {".md": "markdown", ".markdown": "markdown", ".mdx": "markdown"}
+
+# Plain text split into line windows.
+TEXT_EXTENSIONS: dict[str, str] = {
+    ".txt": "text", ".rst": "rst", ".adoc": "asciidoc",
+    ".toml": "toml", ".yaml": "yaml", ".yml": "yaml", ".ini": "ini", ".cfg": "ini",
+    ".json": "json", ".xml": "xml", ".html": "html", ".htm": "html", ".css": "css",
+    ".scss": "scss", ".sql": "sql", ".sh": "shell", ".bash": "shell", ".zsh": "shell",
+    ".proto": "protobuf", ".graphql": "graphql", ".gradle": "groovy", ".swift": "swift",
+    ".scala": "scala", ".lua": "lua", ".dart": "dart", ".ex": "elixir", ".exs": "elixir",
+    ".erl": "erlang", ".hs": "haskell", ".ml": "ocaml", ".r": "r", ".jl": "julia",
+    ".vue": "vue", ".svelte": "svelte", ".tf": "terraform", ".cmake": "cmake",
+}
+
+TEXT_FILENAMES: dict[str, str] = {
+    "Makefile": "make", "Dockerfile": "dockerfile", "CMakeLists.txt": "cmake",
+    "Gemfile": "ruby", "Rakefile": "ruby", "Jenkinsfile": "groovy",
+}
+
+
+def language_of(rel_path: str) -> str | None:
+    """The language of a workspace-relative path, or None if ragls does not index it."""
+    p = PurePosixPath(rel_path)
+    if p.name in TEXT_FILENAMES:
+        return TEXT_FILENAMES[p.name]
+    ext = p.suffix.lower()
+    return CODE_EXTENSIONS.get(ext) or MARKDOWN_EXTENSIONS.get(ext) or TEXT_EXTENSIONS.get(ext)
+
+
+def is_code(language: str) -> bool:
+    return language in set(CODE_EXTENSIONS.values())
