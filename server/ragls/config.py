@@ -46,7 +46,7 @@ class RetrievalSettings(_Model):
     top_k: int = Field(default=5, ge=1, le=100)
     max_chars: int = Field(default=4000, ge=0, le=200_000)
     max_per_file: int = Field(default=3, ge=1, le=100)
-    fusion: Literal["rrf", "weighted"] = "rrf"
+    fusion: Literal["rrf", "dbsf"] = "rrf"
     dense_weight: float = Field(default=1.0, ge=0)
     lexical_weight: float = Field(default=1.0, ge=0)
     symbol_boost: bool = True

@@ -24,11 +24,15 @@ class Chunk:
         return hashlib.blake2b(self.text.encode("utf-8", "surrogatepass"), digest_size=16).hexdigest()
 
     def embedding_text(self) -> str:
-        """What the dense model sees: location and qualified symbol, then the code. Display
-        always uses the raw `text`."""
-        head = [f"path: {self.path}"]
-        if self.symbol:
-            head.append(f"symbol: {self.symbol}")
-        if self.signature and not self.text.lstrip().startswith(self.signature.strip()):
-            head.append(f"signature: {self.signature.strip()}")
-        return "\n".join(head) + "\n" + self.text
+        return embedding_text(self.path, self.symbol, self.signature, self.text)
+
+
+def embedding_text(path: str, symbol: str | None, signature: str | None, text: str) -> str:
+    """What the dense model sees: location and qualified symbol, then the code. Display
+    always uses the raw text."""
+    head = [f"path: {path}"]
+    if symbol:
+        head.append(f"symbol: {symbol}")
+    if signature and not text.lstrip().startswith(signature.strip()):
+        head.append(f"signature: {signature.strip()}")
+    return "\n".join(head) + "\n" + text

@@ -163,9 +163,7 @@ class BM25Index:
             kth = np.partition(scores[candidates], len(candidates) - k)[len(candidates) - k]
             candidates = candidates[scores[candidates] >= kth]
         order = np.lexsort((candidates, -scores[candidates]))[:k]
-        return [
-            ScoredDocument(self.documents[int(i)], float(scores[i])) for i in candidates[order]
-        ]
+        return [ScoredDocument(self.documents[int(i)], float(scores[i])) for i in candidates[order]]
 
     def search_many(self, queries: Iterable[str], k: int = 10) -> list[list[ScoredDocument]]:
         return [self.search(query, k) for query in queries]

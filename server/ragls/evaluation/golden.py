@@ -80,8 +80,7 @@ class GoldenQuery(BaseModel):
             other = getattr(self, name)
             if other is not None and len(other) != len(self.files):
                 raise ValueError(
-                    f"{name} has {len(other)} entries but files has {len(self.files)};"
-                    " they are parallel lists"
+                    f"{name} has {len(other)} entries but files has {len(self.files)}; they are parallel lists"
                 )
         return self
 
@@ -175,10 +174,7 @@ def load_golden(path: str | Path) -> GoldenSet:
 def dump_golden(golden: GoldenSet, path: str | Path) -> None:
     """Write a golden set as JSON, one query per line so that diffs stay readable."""
     head = golden.model_dump(mode="json", exclude={"queries"})
-    rows = [
-        json.dumps(q.model_dump(mode="json", exclude_none=True), ensure_ascii=False)
-        for q in golden.queries
-    ]
+    rows = [json.dumps(q.model_dump(mode="json", exclude_none=True), ensure_ascii=False) for q in golden.queries]
     body = json.dumps(head, ensure_ascii=False)[:-1]
     text = body + ', "queries": [\n  ' + ",\n  ".join(rows) + "\n]}\n"
     Path(path).write_text(text, encoding="utf-8")

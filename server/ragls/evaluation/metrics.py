@@ -178,9 +178,7 @@ def latency_summary(latencies_ms: Iterable[float]) -> dict[str, float]:
     }
 
 
-def aggregate(
-    results: Iterable[QueryMetrics], latencies_ms: Iterable[float] | None = None
-) -> dict[str, float]:
+def aggregate(results: Iterable[QueryMetrics], latencies_ms: Iterable[float] | None = None) -> dict[str, float]:
     """Mean of every metric over queries (None values are left out of their mean), the query
     count, and latency p50/p95 when latencies are given."""
     rows = [asdict(result) for result in results]

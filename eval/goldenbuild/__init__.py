@@ -1,0 +1,1 @@
+"""Builds CodeSearchNet-style golden sets for `ragls eval` from pinned registry packages."""

@@ -1,0 +1,245 @@
+"""Golden-set builder: doc extraction per language, query cleaning, stripping and line maps.
+
+Run with: .venv/bin/python -m pytest eval/tests
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+EVAL = Path(__file__).resolve().parents[1]
+for entry in (str(EVAL), str(EVAL.parent / "server")):
+    if entry not in sys.path:
+        sys.path.insert(0, entry)
+
+import pytest  # noqa: E402
+
+from goldenbuild import docs  # noqa: E402
+from goldenbuild.build import _glob_regex, strip_file  # noqa: E402
+from goldenbuild.extract import FunctionDoc, extract, is_test_path  # noqa: E402
+from goldenbuild.strip import Edit, strip_lines  # noqa: E402
+
+
+def by_symbol(found: list[FunctionDoc]) -> dict[str, FunctionDoc]:
+    return {f.symbol: f for f in found}
+
+
+def test_strip_lines_maps_kept_and_removed_lines() -> None:
+    text = "a\nb\nc\nd\ne"
+    stripped = strip_lines(text, [Edit(2, 3), Edit(5, 5, ("E",))])
+    assert stripped.text == "a\nd\nE"
+    assert stripped.new_line[1:] == [1, 2, 2, 2, 3]
+    with pytest.raises(ValueError, match="overlapping"):
+        strip_lines(text, [Edit(1, 3), Edit(3, 4)])
+
+
+PYTHON = '''\
+import functools
+
+
+class Box:
+    """Class docs stay."""
+
+    @functools.cache
+    def area(self, scale):
+        """Compute the area of the box, scaled.
+
+        :param scale: factor
+        """
+        return scale * 2
+
+    def only_doc(self):
+        """Placeholder that does nothing at all."""
+
+    def _hidden(self):
+        """Private helpers are never asked about."""
+        return 1
+
+
+def test_area():
+    """Tests are never asked about either."""
+'''
+
+
+def test_python_extraction_and_stripping() -> None:
+    data, found = strip_file("pkg/box.py", PYTHON.encode())
+    items = by_symbol(found)
+    area = items["Box.area"]
+    assert area.query == "Compute the area of the box, scaled."
+    assert area.eligible
+    assert not items["Box._hidden"].eligible
+    assert not items["test_area"].eligible
+    new = data.decode().split("\n")
+    # Decorator included; the 4-line docstring is gone.
+    assert (area.start_line, area.end_line) == (7, 9)
+    assert new[6].strip() == "@functools.cache" and new[8].strip() == "return scale * 2"
+    only = items["Box.only_doc"]
+    assert new[only.start_line - 1].strip() == "def only_doc(self):"
+    assert new[only.end_line - 1].strip() == "..."
+    assert '"""Class docs stay."""' in data.decode()
+    assert "Placeholder" not in data.decode()
+
+
+JAVASCRIPT = """\
+/**
+ * @license MIT
+ */
+
+/**
+ * Creates a function that memoizes the result of func.
+ *
+ * @param {Function} func The function.
+ * @returns {Function} Returns the memoized function.
+ */
+export function memoize(func) {
+  /** Inner closures are private. */
+  function inner() {}
+  return inner;
+}
+
+/**
+ * Checks if value is classified as an Array object.
+ *
+ * @param {*} value The value to check.
+ */
+var isArray = Array.isArray;
+
+/** A constant, not a function. */
+var MAX = 10;
+
+class Cache {
+  /**
+   * Removes the entry for key from the cache.
+   */
+  delete(key) {
+    return true;
+  }
+
+  /**
+   * Internal bookkeeping of the cache entries.
+   * @private
+   */
+  track() {}
+}
+"""
+
+
+def test_javascript_jsdoc_extraction() -> None:
+    data, found = strip_file("src/cache.js", JAVASCRIPT.encode())
+    items = by_symbol(found)
+    assert set(items) == {"memoize", "inner", "isArray", "Cache.delete", "Cache.track"}
+    assert items["memoize"].query == "Creates a function that memoizes the result of func."
+    assert items["isArray"].query == "Checks if value is classified as an Array object."
+    assert items["Cache.delete"].eligible and items["Cache.delete"].symbol == "Cache.delete"
+    assert not items["inner"].eligible  # nested closure
+    assert not items["Cache.track"].eligible  # @private
+    text = data.decode()
+    assert "@license MIT" in text and "A constant, not a function." in text
+    assert "memoizes" not in text and "Removes the entry" not in text
+    lines = text.split("\n")
+    memoize = items["memoize"]
+    assert lines[memoize.start_line - 1] == "export function memoize(func) {"
+    assert lines[memoize.end_line - 1] == "}"
+
+
+TYPESCRIPT = """\
+/** @deprecated Use the other overload. */
+export function pick<T>(x: T, y: number): T;
+/**
+ * Picks the first value of the given list.
+ */
+export function pick<T>(x: T): T {
+  return x;
+}
+
+export class Store {
+  /** Returns the number of items kept in the store. */
+  private size(): number {
+    return 0;
+  }
+}
+"""
+
+
+def test_typescript_overloads_and_modifiers() -> None:
+    found = extract("lib/pick.ts", TYPESCRIPT.encode())
+    implementation = [f for f in found if f.symbol == "pick" and f.eligible]
+    assert len(implementation) == 1
+    assert implementation[0].query == "Picks the first value of the given list."
+    signatures = [f for f in found if f.symbol == "pick" and not f.eligible]
+    assert signatures and signatures[0].doc_lines == (1, 1)  # stripped, never asked
+    assert not by_symbol(found)["Store.size"].eligible  # private member
+
+
+GO = """\
+package demo
+
+// Router registers routes and dispatches incoming requests to them.
+type Router struct{}
+
+// HandleFunc registers a new route with a matcher for the URL path.
+// See Route.Path() for details.
+//
+// Deprecated paragraphs and details are not part of the query.
+func (r *Router) HandleFunc(path string) *Route {
+	return nil
+}
+
+// helper is unexported and never asked about, even with a long doc.
+func helper() {}
+
+// TestSomething looks like a test but lives in a normal file.
+func TestSomething() {}
+"""
+
+
+def test_go_doc_comments() -> None:
+    data, found = strip_file("demo/router.go", GO.encode())
+    items = by_symbol(found)
+    handle = items["Router.HandleFunc"]
+    assert handle.query == "Registers a new route with a matcher for the URL path. See Route.Path() for details."
+    assert handle.eligible
+    assert not items["helper"].eligible and not items["TestSomething"].eligible
+    lines = data.decode().split("\n")
+    assert lines[handle.start_line - 1].startswith("func (r *Router) HandleFunc")
+    assert "// Router registers routes" in data.decode()  # type docs stay
+
+
+@pytest.mark.parametrize(
+    ("raw", "expected"),
+    [
+        (
+            "Return :class:`~attr.Attribute` for ``name`` and *all* of **them**.",
+            "Return Attribute for name and all of them.",
+        ),
+        ("See {@link Observable|the observable} and [docs](http://x).", "See the observable and docs."),
+        ("Keep __init__ and snake_case_name intact please.", "Keep __init__ and snake_case_name intact please."),
+        ("Adds a matcher for headers. It accepts pairs. For example:", "Adds a matcher for headers. It accepts pairs."),
+    ],
+)
+def test_markup_is_removed(raw: str, expected: str) -> None:
+    assert docs.strip_markup(raw) == expected
+
+
+def test_query_rules() -> None:
+    assert docs.python_query("Include what.\n\n:param what: x") is None  # < 4 words
+    assert docs.python_query("Summary line that is long enough.\nArgs:\n  x: y") == (
+        "Summary line that is long enough."
+    )
+    long = "First sentence has several words in it. " + "Then more words follow here. " * 10
+    assert docs.finish(long) == "First sentence has several words in it."
+    assert len(docs.finish("word " * 100).split()) == docs.MAX_WORDS
+    assert docs.go_query("// Deprecated: use Other instead of this one.", "Old") is None
+    assert docs.jsdoc_query("/**\n * @description Explicit summary tag text here.\n */") == (
+        "Explicit summary tag text here."
+    )
+
+
+def test_test_paths_and_globs() -> None:
+    assert is_test_path("tests/test_x.py") and is_test_path("src/a.spec.ts")
+    assert is_test_path("pkg/router_test.go") and is_test_path("conftest.py")
+    assert not is_test_path("src/attr/_make.py") and not is_test_path("lib/latest.js")
+    assert _glob_regex("**/*.py").match("a/b/c.py") and _glob_regex("**/*.py").match("c.py")
+    assert not _glob_regex("*.py").match("a/c.py")
+    assert _glob_regex("dist/**").match("dist/x/y.js")

@@ -1,0 +1,196 @@
+"""Command line: `ragls` (LSP over stdio) | index | search | status | clear | eval."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import shutil
+import sys
+import time
+from pathlib import Path
+
+from ragls import __version__
+from ragls.config import Settings, SettingsError, load_settings
+
+
+def _settings(root: Path) -> Settings:
+    try:
+        return load_settings(root)
+    except SettingsError as exc:
+        raise SystemExit(f"ragls: {exc}") from exc
+
+
+def _root(arg: str) -> Path:
+    root = Path(arg).expanduser().resolve()
+    if not root.is_dir():
+        raise SystemExit(f"ragls: {arg} is not a directory")
+    return root
+
+
+def _index(root: Path, settings: Settings, quiet: bool = False):  # type: ignore[no-untyped-def]
+    from ragls.indexer import Indexer
+
+    idx = Indexer(root, settings)
+    idx.start()
+    idx.ready.wait()
+    if idx.fatal:
+        idx.stop()
+        raise SystemExit(f"ragls: {idx.fatal}")
+    t0 = time.monotonic()
+    tty = sys.stderr.isatty()
+    last = ""
+    while idx.busy():
+        time.sleep(0.2)
+        s = idx.snapshot()
+        line = (f"{s.phase:<11} lexical {s.lexical_done}/{s.files_total}  dense {s.dense_done}/{s.files_total}"
+                f"  chunks {s.chunks}  {time.monotonic() - t0:5.1f}s")
+        if not quiet and line != last:
+            print(("\r" if tty else "") + line, end="" if tty else "\n", file=sys.stderr, flush=True)
+            last = line
+    if not quiet and tty:
+        print(file=sys.stderr)
+    return idx
+
+
+def _status_dict(idx) -> dict[str, object]:  # type: ignore[no-untyped-def]
+    s = idx.snapshot()
+    return {
+        "state": s.state, "workspace": str(idx.root), "filesTotal": s.files_total,
+        "filesIndexed": s.files_indexed, "filesFailed": s.files_failed, "filesSkipped": s.files_skipped,
+        "skippedByReason": s.skipped_by_reason, "chunks": s.chunks, "lastIndexedAt": s.last_indexed_at,
+        "embedder": {"model": idx.embedder.model_id, "dimension": idx.embedder.dimension} if idx.embedder else None,
+        "store": {"kind": idx.store.kind, "location": idx.store.location} if idx.store else None,
+        "cache": {"hits": s.cache_hits, "misses": s.cache_misses}, "embedded": s.embeds,
+        "errors": [e.__dict__ for e in s.errors][-10:],
+    }
+
+
+def cmd_index(a: argparse.Namespace) -> int:
+    root = _root(a.path)
+    t0 = time.monotonic()
+    idx = _index(root, _settings(root), a.quiet)
+    st = _status_dict(idx)
+    idx.stop()
+    st["seconds"] = round(time.monotonic() - t0, 2)
+    print(json.dumps(st, indent=2))
+    return 0 if st["state"] == "ready" else 1
+
+
+def cmd_search(a: argparse.Namespace) -> int:
+    from ragls.retrieval import QueryError, compile_globs, retrieve
+
+    root = _root(a.path)
+    settings = _settings(root)
+    idx = _index(root, settings, a.quiet)
+    try:
+        if a.status:
+            print(json.dumps(_status_dict(idx), indent=2))
+        allowed = None
+        if a.paths:
+            spec = compile_globs(a.paths)
+            allowed = [p for p in idx.indexed_paths() if spec.match_file(p)]
+        assert idx.store is not None
+        res = retrieve(idx.store, idx.embedder, settings.retrieval, a.query, a.top_k, a.max_chars,
+                       allowed, a.languages or None)
+    except QueryError as exc:
+        raise SystemExit(f"ragls: {exc}") from exc
+    finally:
+        idx.stop()
+    if a.json:
+        print(json.dumps({"context": res.context, "tookMs": round(res.took_ms, 2),
+                          "chunks": [h.__dict__ for h in res.hits]}, indent=2))
+    else:
+        print(res.context or "(nothing relevant found)")
+    return 0
+
+
+def cmd_status(a: argparse.Namespace) -> int:
+    from ragls.embedding import make_embedder
+    from ragls.store import StoreError, index_dir
+    from ragls.store.manifest import Manifest
+
+    root = _root(a.path)
+    settings = _settings(root)
+    if settings.embedder.provider == "local":
+        from ragls.embedding.onnx_local import DIMENSION, MODEL_NAME
+
+        model_id, dim = f"{MODEL_NAME}-int8", DIMENSION
+    else:
+        emb = make_embedder(settings.embedder)
+        model_id, dim = emb.model_id, emb.dimension
+    d = index_dir(root, settings, model_id, dim)
+    if not (d / "manifest.sqlite").exists():
+        print(json.dumps({"workspace": str(root), "indexed": False, "location": str(d)}, indent=2))
+        return 1
+    m = Manifest(d / "manifest.sqlite")
+    try:
+        recs = m.all()
+    except StoreError as exc:
+        raise SystemExit(f"ragls: {exc}") from exc
+    finally:
+        m.close()
+    by_status: dict[str, int] = {}
+    for r in recs.values():
+        by_status[r.status] = by_status.get(r.status, 0) + 1
+    print(json.dumps({"workspace": str(root), "indexed": True, "location": str(d), "files": len(recs),
+                      "byStatus": by_status, "chunks": sum(len(r.chunk_ids) for r in recs.values()),
+                      "model": model_id, "dimension": dim}, indent=2))
+    return 0
+
+
+def cmd_clear(a: argparse.Namespace) -> int:
+    from ragls.store import workspace_id
+    from ragls.config import cache_root
+
+    root = _root(a.path)
+    settings = _settings(root)
+    base = Path(settings.qdrant.path).expanduser() if settings.qdrant.path else cache_root(settings) / "index"
+    target = base / workspace_id(root)
+    if target.exists():
+        shutil.rmtree(target)
+        print(f"removed {target}")
+    else:
+        print(f"nothing to remove at {target}")
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="ragls", description="Code-retrieval language server.")
+    parser.add_argument("--version", action="version", version=f"ragls {__version__}")
+    sub = parser.add_subparsers(dest="cmd")
+    p = sub.add_parser("index", help="index a folder and print its status")
+    p.add_argument("path")
+    p.add_argument("-q", "--quiet", action="store_true")
+    p.set_defaults(func=cmd_index)
+    p = sub.add_parser("search", help="index (incrementally) and print the <rag_context> for a query")
+    p.add_argument("path")
+    p.add_argument("query")
+    p.add_argument("-k", "--top-k", type=int, default=5)
+    p.add_argument("--max-chars", type=int, default=4000)
+    p.add_argument("--paths", nargs="*", default=None, help="workspace-relative globs")
+    p.add_argument("--languages", nargs="*", default=None)
+    p.add_argument("--json", action="store_true", help="print chunks as JSON")
+    p.add_argument("--status", action="store_true", help="print the index status first")
+    p.add_argument("-q", "--quiet", action="store_true")
+    p.set_defaults(func=cmd_search)
+    p = sub.add_parser("status", help="print what is indexed for a folder, without indexing")
+    p.add_argument("path")
+    p.set_defaults(func=cmd_status)
+    p = sub.add_parser("clear", help="delete a folder's index")
+    p.add_argument("path")
+    p.set_defaults(func=cmd_clear)
+    try:
+        from ragls.evaluation.cli import add_eval_parser
+
+        add_eval_parser(sub)
+    except ImportError:
+        pass
+    a = parser.parse_args(argv)
+    if a.cmd is None:
+        from ragls.server import serve
+
+        serve()
+        return 0
+    logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
+    return int(a.func(a))

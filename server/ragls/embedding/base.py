@@ -1,0 +1,27 @@
+"""The embedder contract shared by the bundled model and the HTTP providers."""
+
+from __future__ import annotations
+
+from typing import Protocol
+
+import numpy as np
+
+
+class EmbeddingError(RuntimeError):
+    """An embedding call failed after its retries; the caller marks the files failed."""
+
+
+class Embedder(Protocol):
+    provider: str
+    model_id: str
+    dimension: int
+
+    def embed_documents(self, texts: list[str]) -> np.ndarray:
+        """Unit-normalised float32 matrix, one row per text."""
+        ...
+
+    def embed_query(self, text: str) -> np.ndarray:
+        ...
+
+    def close(self) -> None:
+        ...

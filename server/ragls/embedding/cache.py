@@ -1,0 +1,55 @@
+"""Persistent embedding cache keyed by (model id, dimension, chunk text hash), shared by
+every workspace: a branch switch, a revert or a copied project never re-embeds."""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+from pathlib import Path
+
+import numpy as np
+
+
+class EmbeddingCache:
+    def __init__(self, path: Path, model_id: str, dimension: int) -> None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self._db = sqlite3.connect(str(path), check_same_thread=False, timeout=30)
+        self._db.execute("PRAGMA journal_mode=WAL")
+        self._db.execute("PRAGMA synchronous=NORMAL")
+        self._db.execute("CREATE TABLE IF NOT EXISTS emb (key TEXT PRIMARY KEY, vec BLOB NOT NULL)")
+        self._prefix = f"{model_id}|{dimension}|"
+        self._dim = dimension
+        self._lock = threading.Lock()
+        self.hits = 0
+        self.misses = 0
+
+    def get_many(self, hashes: list[str]) -> dict[str, np.ndarray]:
+        found: dict[str, np.ndarray] = {}
+        keys = [self._prefix + h for h in hashes]
+        with self._lock:
+            for i in range(0, len(keys), 500):
+                part = keys[i : i + 500]
+                q = f"SELECT key, vec FROM emb WHERE key IN ({','.join('?' * len(part))})"
+                for key, blob in self._db.execute(q, part):
+                    v = np.frombuffer(blob, dtype=np.float32)
+                    if v.shape[0] == self._dim:
+                        found[key[len(self._prefix):]] = v
+        self.hits += len(found)
+        self.misses += len(set(hashes)) - len(found)
+        return found
+
+    def put_many(self, items: dict[str, np.ndarray]) -> None:
+        if not items:
+            return
+        rows = [(self._prefix + h, np.asarray(v, dtype=np.float32).tobytes()) for h, v in items.items()]
+        with self._lock, self._db:
+            self._db.executemany("INSERT OR REPLACE INTO emb (key, vec) VALUES (?, ?)", rows)
+
+    @property
+    def hit_rate(self) -> float:
+        total = self.hits + self.misses
+        return self.hits / total if total else 0.0
+
+    def close(self) -> None:
+        with self._lock:
+            self._db.close()

@@ -1,0 +1,77 @@
+"""The bundled, offline embedder: all-MiniLM-L6-v2 as int8 ONNX, via onnxruntime and
+tokenizers (no torch). Provenance in docs/embedding-model.md."""
+
+from __future__ import annotations
+
+import os
+import threading
+from pathlib import Path
+
+import numpy as np
+import onnxruntime as ort
+from tokenizers import Tokenizer
+
+from ragls.config import EmbedderSettings
+
+MODEL_DIR = Path(__file__).parent / "model"
+MODEL_NAME = "all-MiniLM-L6-v2"
+DIMENSION = 384
+
+
+class LocalOnnxEmbedder:
+    provider = "local"
+
+    def __init__(self, settings: EmbedderSettings) -> None:
+        self.model_id = f"{MODEL_NAME}-int8"
+        self.dimension = DIMENSION
+        self.batch_size = settings.batch_size
+        self._tok = Tokenizer.from_file(str(MODEL_DIR / "tokenizer.json"))
+        # The packaged tokenizer pads and truncates at 128; code needs more context.
+        self._tok.enable_truncation(max_length=settings.max_tokens)
+        self._tok.no_padding()
+        threads = settings.threads or (os.cpu_count() or 1)
+        self._docs = self._session(threads)
+        # Queries get their own single-threaded session so that a chat request never
+        # waits behind a background indexing batch.
+        self._queries = self._session(1)
+        self._query_lock = threading.Lock()
+
+    @staticmethod
+    def _session(threads: int) -> ort.InferenceSession:
+        opts = ort.SessionOptions()
+        opts.intra_op_num_threads = threads
+        opts.inter_op_num_threads = 1
+        opts.log_severity_level = 3
+        return ort.InferenceSession(str(MODEL_DIR / "model.onnx"), opts, providers=["CPUExecutionProvider"])
+
+    def _run(self, session: ort.InferenceSession, texts: list[str]) -> np.ndarray:
+        encs = self._tok.encode_batch(texts)
+        width = max(len(e.ids) for e in encs)
+        ids = np.zeros((len(encs), width), dtype=np.int64)
+        mask = np.zeros_like(ids)
+        for i, e in enumerate(encs):
+            ids[i, : len(e.ids)] = e.ids
+            mask[i, : len(e.ids)] = 1
+        hidden = session.run(None, {"input_ids": ids, "attention_mask": mask,
+                                    "token_type_ids": np.zeros_like(ids)})[0]
+        m = mask[..., None].astype(np.float32)
+        pooled = (hidden * m).sum(1) / np.maximum(m.sum(1), 1e-9)
+        return (pooled / np.maximum(np.linalg.norm(pooled, axis=1, keepdims=True), 1e-12)).astype(np.float32)
+
+    def embed_documents(self, texts: list[str]) -> np.ndarray:
+        if not texts:
+            return np.zeros((0, self.dimension), dtype=np.float32)
+        # Batch by similar length: padding to the longest text in a batch is wasted work.
+        order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
+        out = np.zeros((len(texts), self.dimension), dtype=np.float32)
+        for start in range(0, len(order), self.batch_size):
+            idx = order[start : start + self.batch_size]
+            out[idx] = self._run(self._docs, [texts[i] for i in idx])
+        return out
+
+    def embed_query(self, text: str) -> np.ndarray:
+        with self._query_lock:
+            return self._run(self._queries, [text])[0]
+
+    def close(self) -> None:
+        pass

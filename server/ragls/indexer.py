@@ -1,0 +1,614 @@
+"""The indexer: files -> chunks -> lexical points now, dense vectors in the background.
+
+One worker thread owns every write, so the store and manifest never see two writers. Jobs
+(scans, file changes, open buffers) are drained and coalesced before each step: a burst of
+5,000 changes is one batch. Between jobs the worker backfills dense vectors, open files
+first, then the most recently modified.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import queue
+import threading
+import time
+import uuid
+from collections import Counter, deque
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+
+from ragls import lexical
+from ragls.chunking import Chunk, chunk_file
+from ragls.chunking.model import embedding_text
+from ragls.config import Settings
+from ragls.embedding import Embedder, EmbeddingError, make_embedder
+from ragls.embedding.cache import EmbeddingCache
+from ragls.languages import language_of
+from ragls.secrets import is_secret_file, redact
+from ragls.store import PointData, Store, StoreError, StoreLocked, index_dir, open_store
+from ragls.store.manifest import DENSE, LEXICAL, FileRecord, Manifest
+from ragls.workspace import IgnoreRules, ReadResult, classify, decode_source, discover, read_source
+
+log = logging.getLogger(__name__)
+
+_CHUNK_NS = uuid.UUID("6f1c2a4e-9a61-4d8e-bb1e-3c1f6c0e5a10")
+_LEXICAL_BATCH_FILES = 64
+_DENSE_WINDOW = 256  # chunks sorted by length together, to waste little padding
+_MAX_ERRORS = 50
+
+
+@dataclass
+class ErrorEntry:
+    path: str
+    message: str
+    time: str
+
+
+@dataclass
+class Snapshot:
+    state: str
+    phase: str
+    files_total: int
+    files_indexed: int
+    files_failed: int
+    files_skipped: int
+    skipped_by_reason: dict[str, int]
+    chunks: int
+    lexical_done: int
+    dense_done: int
+    last_indexed_at: str | None
+    errors: list[ErrorEntry]
+    cache_hits: int
+    cache_misses: int
+    embeds: int
+    message: str | None = None
+
+
+@dataclass
+class _Jobs:
+    scan: bool = False
+    full: bool = False
+    paths: set[str] = field(default_factory=set)
+
+
+def chunk_id(c: Chunk) -> str:
+    return str(uuid.uuid5(_CHUNK_NS, f"{c.path}\n{c.start_line}\n{c.end_line}\n{c.text_hash}"))
+
+
+def _now() -> str:
+    return datetime.now(UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
+
+
+def symbol_names(symbol: str | None) -> list[str]:
+    """Exact-match keys for symbol boosting: the qualified name and each dotted suffix."""
+    if not symbol:
+        return []
+    parts = symbol.replace("::", ".").split(".")
+    return sorted({".".join(parts[i:]).lower() for i in range(len(parts))})
+
+
+class Indexer:
+    def __init__(self, root: Path, settings: Settings,
+                 on_change: Callable[[], None] | None = None,
+                 embedder: Embedder | None = None) -> None:
+        self.root = root.resolve()
+        self.settings = settings
+        self.rules = IgnoreRules(self.root, settings)
+        self._on_change = on_change or (lambda: None)
+        self._embedder = embedder
+        self.store: Store | None = None
+        self.manifest: Manifest | None = None
+        self.cache: EmbeddingCache | None = None
+        self.ready = threading.Event()  # set once the embedder and store are open (or failed)
+        self._jobs: queue.Queue[tuple[str, object]] = queue.Queue()
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        self._lock = threading.Lock()  # guards the in-memory state below
+        self.records: dict[str, FileRecord] = {}
+        self.failed: dict[str, str] = {}
+        self.skipped: Counter[str] = Counter()
+        self.skipped_paths: dict[str, str] = {}
+        self.pending: set[str] = set()  # discovered, not yet processed
+        self.missing_dense: dict[str, list[str]] = {}
+        self.open_docs: dict[str, str] = {}
+        self.errors: deque[ErrorEntry] = deque(maxlen=_MAX_ERRORS)
+        self.phase = "starting"
+        self.fatal: str | None = None
+        self.last_indexed_at: str | None = None
+        self.embeds = 0
+        self.batches = 0  # lexical batches applied, for tests and benchmarks
+        self._dense_backoff_until = 0.0
+        self._dense_failures = 0
+
+    # -- public, thread-safe -----------------------------------------------------------------
+    @property
+    def embedder(self) -> Embedder | None:
+        return self._embedder
+
+    def start(self) -> None:
+        self._thread = threading.Thread(target=self._run, name="ragls-indexer", daemon=True)
+        self._thread.start()
+
+    def request_scan(self, full: bool = False) -> None:
+        self._jobs.put(("scan", full))
+
+    def notify_changes(self, paths: set[str]) -> None:
+        if paths:
+            self._jobs.put(("paths", set(paths)))
+
+    def open_document(self, rel: str, text: str) -> None:
+        with self._lock:
+            self.open_docs[rel] = text
+        self._jobs.put(("paths", {rel}))
+
+    def close_document(self, rel: str) -> None:
+        with self._lock:
+            had = self.open_docs.pop(rel, None) is not None
+        if had:
+            self._jobs.put(("paths", {rel}))
+
+    def stop(self, timeout: float = 1.5) -> None:
+        self._stop.set()
+        self._jobs.put(("stop", None))
+        if self._thread is not None:
+            self._thread.join(timeout)
+        self._close()
+
+    def busy(self) -> bool:
+        with self._lock:
+            return bool(self.pending or self.missing_dense or not self._jobs.empty()) or self.phase in (
+                "starting", "discovering")
+
+    def indexed_paths(self) -> list[str]:
+        with self._lock:
+            return list(self.records)
+
+    def snapshot(self) -> Snapshot:
+        with self._lock:
+            lexical_done = sum(1 for r in self.records.values() if r.status in (LEXICAL, DENSE))
+            dense_done = sum(1 for r in self.records.values() if r.status == DENSE)
+            chunks = sum(len(r.chunk_ids) for r in self.records.values())
+            failed = len(self.failed)
+            total = lexical_done + failed + len(self.pending - self.records.keys() - self.failed.keys())
+            if self.fatal:
+                state, phase = "error", "error"
+            elif self.phase in ("starting", "discovering") or self.pending or self.missing_dense \
+                    or not self._jobs.empty():
+                state, phase = "indexing", self.phase
+            else:
+                state, phase = "ready", "idle"
+            return Snapshot(
+                state=state, phase=phase, files_total=total, files_indexed=dense_done,
+                files_failed=failed, files_skipped=sum(self.skipped.values()),
+                skipped_by_reason=dict(self.skipped), chunks=chunks, lexical_done=lexical_done,
+                dense_done=dense_done, last_indexed_at=self.last_indexed_at, errors=list(self.errors),
+                cache_hits=self.cache.hits if self.cache else 0,
+                cache_misses=self.cache.misses if self.cache else 0, embeds=self.embeds,
+                message=self.fatal,
+            )
+
+    # -- worker ------------------------------------------------------------------------------
+    def _run(self) -> None:
+        try:
+            self._open()
+        except Exception as exc:  # any failure to open must become a visible status, not a crash
+            self.fatal = str(exc) if isinstance(exc, (StoreError, StoreLocked)) else f"cannot start indexer: {exc}"
+            log.error("%s", self.fatal)
+            self.ready.set()
+            self._on_change()
+            return
+        self.ready.set()
+        while not self._stop.is_set():
+            jobs = self._drain(block=not self.missing_dense and not self.pending)
+            if self._stop.is_set():
+                break
+            try:
+                if jobs.scan:
+                    self._scan(full=jobs.full)
+                if jobs.paths:
+                    self._apply_changes(jobs.paths)
+                if not jobs.scan and not jobs.paths and self.missing_dense:
+                    self._dense_step()
+            except StoreError as exc:
+                self._error("", f"store error: {exc}")
+                time.sleep(1.0)
+            except Exception as exc:  # keep the worker alive whatever a file does
+                log.exception("indexer step failed")
+                self._error("", f"internal error: {exc!r}")
+                time.sleep(0.5)
+            self._on_change()
+
+    def _open(self) -> None:
+        nice = self.settings.indexing.nice
+        if nice and hasattr(os, "setpriority"):
+            try:  # on Linux this niceness applies to this thread (and ONNX threads it starts)
+                os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), nice)
+            except OSError:
+                pass
+        if self._embedder is None:
+            self._embedder = make_embedder(self.settings.embedder)
+        emb = self._embedder
+        self.store = open_store(self.root, self.settings, emb.model_id, emb.dimension)
+        idir = index_dir(self.root, self.settings, emb.model_id, emb.dimension)
+        self.manifest = Manifest(idir / "manifest.sqlite")
+        from ragls.config import cache_root
+
+        self.cache = EmbeddingCache(cache_root(self.settings) / "embeddings.sqlite", emb.model_id, emb.dimension)
+        self.records = {p: r for p, r in self.manifest.all().items()}
+        self._reconcile()
+        self._jobs.put(("scan", False))
+
+    def _close(self) -> None:
+        for closer in (self.store, self.manifest, self.cache):
+            if closer is not None:
+                try:
+                    closer.close()
+                except Exception:  # closing twice or after a failure is harmless
+                    pass
+        self.store = self.manifest = self.cache = None  # type: ignore[assignment]
+
+    def _drain(self, block: bool) -> _Jobs:
+        jobs = _Jobs()
+        try:
+            item = self._jobs.get(timeout=0.5) if block else self._jobs.get_nowait()
+        except queue.Empty:
+            return jobs
+        while True:
+            kind, arg = item
+            if kind == "scan":
+                jobs.scan = True
+                jobs.full = jobs.full or bool(arg)
+            elif kind == "paths":
+                jobs.paths |= arg  # type: ignore[arg-type]
+            try:
+                item = self._jobs.get_nowait()
+            except queue.Empty:
+                break
+        if jobs.scan:
+            jobs.paths.clear()  # a scan covers every path
+        return jobs
+
+    def _error(self, path: str, message: str) -> None:
+        log.warning("%s%s", f"{path}: " if path else "", message)
+        with self._lock:
+            self.errors.append(ErrorEntry(path, message, _now()))
+
+    # -- consistency -------------------------------------------------------------------------
+    def _reconcile(self) -> None:
+        """Make the manifest and the store agree after any crash: delete orphan points,
+        re-queue files whose points are missing, and find chunks still lacking dense vectors."""
+        assert self.store is not None and self.manifest is not None
+        stored = self.store.all_ids()
+        known: set[str] = set()
+        broken: list[str] = []
+        for path, rec in list(self.records.items()):
+            ids = set(rec.chunk_ids)
+            known |= ids
+            if rec.pending_ids or rec.status not in (LEXICAL, DENSE) or not ids <= stored.keys():
+                # Interrupted mid-write: forget the version so the scan rewrites it.
+                known |= set(rec.pending_ids)
+                broken.append(path)
+                continue
+            missing = [i for i in rec.chunk_ids if not stored[i][1]]
+            if missing:
+                self.missing_dense[path] = missing
+                if rec.status == DENSE:
+                    rec.status = LEXICAL
+        orphans = [i for i in stored if i not in known]
+        for path in broken:
+            rec = self.records.pop(path)
+            orphans.extend(i for i in rec.chunk_ids + rec.pending_ids if i in stored)
+        if orphans:
+            log.info("removing %d orphan chunks left by an interrupted run", len(orphans))
+            self.store.delete(sorted(set(orphans)))
+        if broken:
+            self.manifest.remove(broken)
+        lexical_only = [p for p in self.missing_dense if self.records[p].status == LEXICAL]
+        self.manifest.set_status(lexical_only, LEXICAL)
+
+    # -- scanning ----------------------------------------------------------------------------
+    def _scan(self, full: bool) -> None:
+        assert self.store is not None and self.manifest is not None
+        self.phase = "discovering"
+        self._on_change()
+        if full:
+            self.store.delete([i for r in self.records.values() for i in r.chunk_ids])
+            self.manifest.clear()
+            with self._lock:
+                self.records.clear()
+                self.missing_dense.clear()
+        self.rules.invalidate()
+        found = discover(self.root, self.settings, self.rules)
+        current = {f.rel: f for f in found.files}
+        with self._lock:
+            self.skipped = Counter(found.skipped)
+            self.skipped_paths.clear()
+            self.failed.clear()
+        removed = [p for p in self.records if p not in current]
+        self._remove(removed)
+        todo: list[str] = []
+        for rel, f in current.items():
+            rec = self.records.get(rel)
+            if rel in self.open_docs or rec is None or rec.size != f.size or rec.mtime_ns != f.mtime_ns:
+                todo.append(rel)
+        # Open files first, then the most recently modified: what the user asks about next.
+        todo.sort(key=lambda r: (r not in self.open_docs, -current[r].mtime_ns))
+        with self._lock:
+            self.pending = set(todo)
+        self.phase = "lexical"
+        log.info("scan: %d files, %d to (re)index, %d removed, %d skipped", len(current), len(todo),
+                 len(removed), sum(found.skipped.values()))
+        for i in range(0, len(todo), _LEXICAL_BATCH_FILES):
+            if self._stop.is_set():
+                return
+            self._index_files(todo[i : i + _LEXICAL_BATCH_FILES])
+            self._on_change()
+            if not self._jobs.empty():
+                # A change arrived mid-scan: handle it now, continue the scan after.
+                jobs = self._drain(block=False)
+                if jobs.scan:
+                    self._jobs.put(("scan", jobs.full))
+                if jobs.paths:
+                    self._apply_changes(jobs.paths)
+        self.phase = "dense" if self.missing_dense else "idle"
+        self.last_indexed_at = _now()
+
+    def _apply_changes(self, paths: set[str]) -> None:
+        if any(p.rsplit("/", 1)[-1] in (".gitignore", ".ragignore") for p in paths):
+            self._jobs.put(("scan", False))  # ignore rules changed: everything may change
+            return
+        todo: list[str] = []
+        gone: list[str] = []
+        for rel in sorted(paths):
+            full = self.root / rel
+            if rel in self.open_docs:
+                todo.append(rel)
+            elif full.is_file():
+                todo.append(rel)
+            else:
+                # A deleted directory arrives as one path: drop everything under it.
+                prefix = rel.rstrip("/") + "/"
+                gone.append(rel)
+                gone.extend(p for p in self.records if p.startswith(prefix))
+        self._remove([p for p in gone if p in self.records])
+        with self._lock:
+            for p in gone:
+                self.failed.pop(p, None)
+                if p in self.skipped_paths:
+                    self.skipped[self.skipped_paths.pop(p)] -= 1
+        if todo:
+            with self._lock:
+                self.pending |= set(todo)
+            prev_phase = self.phase
+            self.phase = "lexical"
+            for i in range(0, len(todo), _LEXICAL_BATCH_FILES):
+                self._index_files(todo[i : i + _LEXICAL_BATCH_FILES])
+            self.phase = "dense" if self.missing_dense else ("idle" if prev_phase != "discovering" else prev_phase)
+        self.last_indexed_at = _now()
+
+    def _remove(self, paths: list[str]) -> None:
+        if not paths:
+            return
+        assert self.store is not None and self.manifest is not None
+        ids = [i for p in paths if p in self.records for i in self.records[p].chunk_ids]
+        self.store.delete(ids)
+        self.manifest.remove(paths)
+        with self._lock:
+            for p in paths:
+                self.records.pop(p, None)
+                self.missing_dense.pop(p, None)
+
+    def _skip(self, rel: str, reason: str) -> None:
+        with self._lock:
+            old = self.skipped_paths.get(rel)
+            if old:
+                self.skipped[old] -= 1
+            self.skipped_paths[rel] = reason
+            self.skipped[reason] += 1
+            self.pending.discard(rel)
+            self.failed.pop(rel, None)
+        if rel in self.records:
+            self._remove([rel])
+
+    def _read(self, rel: str) -> tuple[ReadResult, int, int]:
+        with self._lock:
+            doc = self.open_docs.get(rel)
+        if doc is not None:
+            data = doc.encode("utf-8", "surrogatepass")
+            return decode_source(data), len(data), 0
+        path = self.root / rel
+        try:
+            st = path.stat()
+        except OSError:
+            return ReadResult(None, "", "vanished"), 0, 0
+        return read_source(path, self.settings.max_file_bytes), st.st_size, st.st_mtime_ns
+
+    def _index_files(self, rels: list[str]) -> None:
+        """Lexical phase for a batch of files: chunk, store with sparse vectors (and cached
+        dense vectors), and queue the rest for dense backfill."""
+        assert self.store is not None and self.manifest is not None and self.cache is not None
+        new_points: list[PointData] = []
+        plans: list[tuple[FileRecord, list[str], list[str]]] = []  # record, stale ids, no-dense ids
+        for rel in rels:
+            if rel not in self.open_docs:
+                try:
+                    st = (self.root / rel).stat()
+                except OSError:
+                    self._skip(rel, "vanished")
+                    continue
+                reason = classify(rel, self.rules, self.settings, st) if not self.rules.ignored_with_parents(rel) \
+                    else "ignored"
+                if reason:
+                    self._skip(rel, reason)
+                    continue
+            elif is_secret_file(rel):
+                self._skip(rel, "secret")
+                continue
+            language = language_of(rel)
+            if language is None:
+                self._skip(rel, "unsupported")
+                continue
+            res, size, mtime = self._read(rel)
+            if res.skip:
+                self._skip(rel, res.skip)
+                continue
+            old = self.records.get(rel)
+            if old is not None and old.hash == res.digest and rel not in self.open_docs \
+                    and not old.pending_ids and rel not in self.missing_dense and old.status == DENSE:
+                old.size, old.mtime_ns = size, mtime  # touched, not changed
+                self.manifest.put(old)
+                with self._lock:
+                    self.pending.discard(rel)
+                continue
+            try:
+                text, _ = redact(res.text or "")
+                chunks = chunk_file(rel, language, text, self.settings.indexing)
+            except Exception as exc:  # a parser bug must cost one file, not the index
+                self._fail(rel, f"chunking failed: {exc!r}")
+                continue
+            ids = [chunk_id(c) for c in chunks]
+            old_ids = set(old.chunk_ids) if old else set()
+            fresh = [(i, c) for i, c in zip(ids, chunks, strict=True) if i not in old_ids]
+            cached = self.cache.get_many([c.text_hash for _, c in fresh]) if fresh else {}
+            no_dense: list[str] = []
+            for i, c in fresh:
+                vec = cached.get(c.text_hash)
+                if vec is None:
+                    no_dense.append(i)
+                new_points.append(PointData(i, lexical.sparse_vector(_lexical_text(c)), _payload(c, res.digest), vec))
+            still_missing = [i for i in self.missing_dense.get(rel, []) if i in set(ids) and i in old_ids]
+            rec = FileRecord(rel, res.digest, size, mtime, language, LEXICAL, ids, [i for i, _ in fresh])
+            plans.append((rec, sorted(old_ids - set(ids)), no_dense + still_missing))
+        if plans:
+            # Write-ahead: record pending ids, then write points, then commit the manifest.
+            for rec, _, _ in plans:
+                self.manifest.set_pending(rec.path, rec.pending_ids)
+            self.store.upsert(new_points)
+            self.store.delete([i for _, stale, _ in plans for i in stale])
+            for rec, _, missing in plans:
+                rec.pending_ids = []
+                rec.status = LEXICAL if missing else DENSE
+            self.manifest.put_many([rec for rec, _, _ in plans])
+            with self._lock:
+                for rec, _, missing in plans:
+                    self.records[rec.path] = rec
+                    self.pending.discard(rec.path)
+                    self.failed.pop(rec.path, None)
+                    if missing:
+                        self.missing_dense[rec.path] = missing
+                    else:
+                        self.missing_dense.pop(rec.path, None)
+            self.batches += 1
+
+    def _fail(self, rel: str, message: str) -> None:
+        self._error(rel, message)
+        with self._lock:
+            self.failed[rel] = message
+            self.pending.discard(rel)
+
+    # -- dense backfill ----------------------------------------------------------------------
+    def _dense_order(self) -> list[str]:
+        with self._lock:
+            paths = list(self.missing_dense)
+            opened = set(self.open_docs)
+        return sorted(paths, key=lambda p: (p not in opened, -(self.records[p].mtime_ns if p in self.records else 0)))
+
+    def _dense_step(self) -> None:
+        assert self.store is not None and self.manifest is not None and self.cache is not None
+        if time.monotonic() < self._dense_backoff_until:
+            time.sleep(0.2)
+            return
+        self.phase = "dense"
+        window: list[tuple[str, str]] = []  # (path, id)
+        for path in self._dense_order():
+            window.extend((path, i) for i in self.missing_dense[path])
+            if len(window) >= _DENSE_WINDOW:
+                break
+        hits = {h.id: h.payload for h in self.store.retrieve([i for _, i in window])}
+        items = [(p, i, hits[i]) for p, i in window if i in hits]
+        items.sort(key=lambda t: len(t[2].get("text", "")))
+        emb = self._embedder
+        assert emb is not None
+        bs = max(1, self.settings.embedder.batch_size)
+        for start in range(0, len(items), bs):
+            part = items[start : start + bs]
+            texts = [embedding_text(pl.get("path", ""), pl.get("symbol"), pl.get("signature"), pl.get("text", ""))
+                     for _, _, pl in part]
+            try:
+                vecs = emb.embed_documents(texts)
+                if vecs.shape != (len(texts), emb.dimension):
+                    raise EmbeddingError(f"embedder returned shape {vecs.shape}, expected ({len(texts)}, {emb.dimension})")
+            except Exception as exc:
+                self._dense_failed(sorted({p for p, _, _ in part}), exc)
+                return
+            self._dense_failures = 0
+            self.embeds += len(texts)
+            # The window was read before embedding: a change handled since may have removed ids.
+            live = {i for p, i, _ in part if i in self.missing_dense.get(p, [])}
+            vec_by_id = {i: vecs[k] for k, (_, i, _) in enumerate(part) if i in live}
+            self.cache.put_many({pl["text_hash"]: vecs[k] for k, (_, i, pl) in enumerate(part) if i in live})
+            self.store.set_dense(vec_by_id)
+            done_paths: list[str] = []
+            with self._lock:
+                for p, i, _ in part:
+                    rest = self.missing_dense.get(p)
+                    if rest is None:
+                        continue
+                    if i in rest:
+                        rest.remove(i)
+                    if not rest:
+                        del self.missing_dense[p]
+                        if p in self.records:
+                            self.records[p].status = DENSE
+                            done_paths.append(p)
+            self.manifest.set_status(done_paths, DENSE)
+            self._on_change()
+            if not self._jobs.empty() or self._stop.is_set():
+                return  # let queued changes go first; the backfill resumes after
+        # Ids that vanished from the store between steps would otherwise loop forever.
+        for p, i in window:
+            if i not in hits and i in self.missing_dense.get(p, []):
+                self.missing_dense[p].remove(i)
+                if not self.missing_dense[p]:
+                    del self.missing_dense[p]
+        if not self.missing_dense:
+            self.phase = "idle"
+            self.last_indexed_at = _now()
+            self.store.flush()
+
+    def _dense_failed(self, paths: list[str], exc: Exception) -> None:
+        self._dense_failures += 1
+        delay = min(60.0, 0.5 * 2 ** min(self._dense_failures, 7))
+        self._dense_backoff_until = time.monotonic() + delay
+        for p in paths:
+            self._error(p, f"embedding failed (retry in {delay:.0f}s): {exc}")
+        if self._dense_failures >= 4:
+            # Give up on these files for this pass: counted as failed, retried on the next scan.
+            with self._lock:
+                for p in paths:
+                    self.failed[p] = f"embedding failed: {exc}"
+                    self.missing_dense.pop(p, None)
+                    rec = self.records.pop(p, None)
+                    if rec is not None:
+                        assert self.manifest is not None
+                        self.manifest.remove([p])
+                        assert self.store is not None
+                        self.store.delete(rec.chunk_ids)
+            self._dense_failures = 0
+
+
+def _lexical_text(c: Chunk) -> str:
+    # Path and symbol words count as terms too: a query naming a module or class should hit.
+    return f"{c.path}\n{c.symbol or ''}\n{c.text}"
+
+
+def _payload(c: Chunk, file_hash: str) -> dict[str, object]:
+    return {
+        "path": c.path, "language": c.language, "start_line": c.start_line, "end_line": c.end_line,
+        "kind": c.kind, "symbol": c.symbol, "symbol_names": symbol_names(c.symbol), "parent": c.parent,
+        "signature": c.signature, "imports": list(c.imports), "text": c.text, "text_hash": c.text_hash,
+        "file_hash": file_hash,
+    }

@@ -1,0 +1,118 @@
+"""Pydantic models of the rag/* payloads; docs/protocol.md is their prose twin."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic.alias_generators import to_camel
+
+
+class _Wire(BaseModel):
+    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="forbid")
+
+
+class RetrieveParams(_Wire):
+    query: str = Field(min_length=1, max_length=4000)
+    top_k: int = Field(default=5, ge=1, le=100)
+    max_chars: int = Field(default=4000, ge=0, le=200_000)
+    paths: list[str] | None = Field(default=None, max_length=50)
+    languages: list[str] | None = Field(default=None, max_length=50)
+
+    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="ignore")
+
+    @field_validator("query")
+    @classmethod
+    def _not_blank(cls, v: str) -> str:
+        if not v.strip():
+            raise ValueError("must not be blank")
+        return v
+
+    @field_validator("paths", "languages")
+    @classmethod
+    def _short_items(cls, v: list[str] | None) -> list[str] | None:
+        if v is not None and any(len(x) > 500 for x in v):
+            raise ValueError("items must be at most 500 characters")
+        return v
+
+
+class Position(_Wire):
+    line: int
+    character: int
+
+
+class Range(_Wire):
+    start: Position
+    end: Position
+
+
+class ChunkOut(_Wire):
+    uri: str
+    path: str
+    range: Range
+    symbol: str | None
+    kind: str
+    language: str
+    score: float
+    content: str
+
+
+class RetrieveResultOut(_Wire):
+    context: str
+    chunks: list[ChunkOut]
+    took_ms: float
+    error: str | None = None
+
+
+class ReindexParams(_Wire):
+    full: bool = False
+    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="ignore")
+
+
+class Progress(_Wire):
+    done: int
+    total: int
+
+
+class EmbedderInfo(_Wire):
+    provider: str
+    model: str
+    dimension: int
+
+
+class StoreInfo(_Wire):
+    kind: str
+    location: str
+
+
+class CacheInfo(_Wire):
+    hits: int
+    misses: int
+    hit_rate: float
+
+
+class ErrorOut(_Wire):
+    path: str
+    message: str
+    time: str
+
+
+class IndexStatus(_Wire):
+    state: Literal["indexing", "ready", "error"]
+    phase: str
+    files_total: int
+    files_indexed: int
+    files_failed: int
+    files_skipped: int
+    skipped_by_reason: dict[str, int]
+    chunks: int
+    lexical: Progress
+    dense: Progress
+    last_indexed_at: str | None
+    embedder: EmbedderInfo
+    store: StoreInfo
+    cache: CacheInfo
+    errors: list[ErrorOut]
+    workspace: str
+    version: str
+    message: str | None = None

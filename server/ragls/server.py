@@ -1,0 +1,406 @@
+"""The LSP face of ragls: lifecycle, rag/* handlers, progress. No pipeline logic here."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import uuid
+from pathlib import Path
+from typing import Any
+from urllib.parse import unquote, urlparse
+
+from lsprotocol import types
+from pydantic import ValidationError
+from pygls.exceptions import JsonRpcInvalidParams
+from pygls.lsp.server import LanguageServer
+
+from ragls import __version__
+from ragls.config import Settings, SettingsError, load_settings
+from ragls.indexer import Indexer, Snapshot
+from ragls.protocol import (
+    CacheInfo,
+    ChunkOut,
+    EmbedderInfo,
+    ErrorOut,
+    IndexStatus,
+    Position,
+    Progress,
+    Range,
+    ReindexParams,
+    RetrieveParams,
+    RetrieveResultOut,
+    StoreInfo,
+)
+from ragls.retrieval import QueryError, compile_globs, retrieve
+from ragls.watcher import Watcher
+
+log = logging.getLogger("ragls")
+
+_STATUS_INTERVAL = 0.5  # seconds between rag/statusChanged while counts move
+_PROGRESS_INTERVAL = 0.25
+
+
+def to_plain(obj: Any) -> Any:
+    """pygls hands custom params over as namedtuple-like objects; pydantic wants dicts."""
+    if hasattr(obj, "_asdict"):
+        return {k: to_plain(v) for k, v in obj._asdict().items()}
+    if isinstance(obj, dict):
+        return {k: to_plain(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [to_plain(v) for v in obj]
+    return obj
+
+
+def invalid_params(err: ValidationError) -> JsonRpcInvalidParams:
+    parts = []
+    for e in err.errors()[:5]:
+        loc = ".".join(str(p) for p in e["loc"]) or "params"
+        parts.append(f"{loc}: {e['msg']}")
+    return JsonRpcInvalidParams("; ".join(parts))
+
+
+def uri_to_path(uri: str) -> Path | None:
+    parsed = urlparse(uri)
+    if parsed.scheme != "file":
+        return None
+    return Path(unquote(parsed.path))
+
+
+class RaglsServer(LanguageServer):
+    def __init__(self) -> None:
+        super().__init__("ragls", __version__, text_document_sync_kind=types.TextDocumentSyncKind.Incremental)
+        self.root: Path | None = None
+        self.init_options: dict[str, Any] = {}
+        self.client_settings: dict[str, Any] = {}
+        self.settings = Settings()
+        self.indexer: Indexer | None = None
+        self.watcher: Watcher | None = None
+        self._status_task: asyncio.Task[None] | None = None
+        self._wake: asyncio.Event | None = None
+        self._doc_timers: dict[str, asyncio.TimerHandle] = {}
+        self.settings_error: str | None = None
+
+    # -- lifecycle ---------------------------------------------------------------------------
+    def start_indexing(self) -> None:
+        assert self.root is not None
+        loop = asyncio.get_running_loop()
+        self._wake = asyncio.Event()
+        wake = self._wake
+
+        def changed() -> None:
+            loop.call_soon_threadsafe(wake.set)
+
+        self.indexer = Indexer(self.root, self.settings, on_change=changed)
+        self.indexer.start()
+        if self.settings.indexing.watch:
+            self.watcher = Watcher(self.root, self.indexer.rules, self.indexer.notify_changes,
+                                   self.settings.indexing.debounce_ms)
+            self.watcher.start()
+        if self._status_task is None:
+            self._status_task = loop.create_task(self._report_status())
+
+    def stop_indexing(self) -> None:
+        if self.watcher is not None:
+            self.watcher.stop()
+            self.watcher = None
+        if self.indexer is not None:
+            self.indexer.stop()
+            self.indexer = None
+
+    async def pull_configuration(self) -> dict[str, Any]:
+        caps = self.client_capabilities.workspace
+        if not (caps and caps.configuration):
+            return {}
+        try:
+            result = await asyncio.wait_for(self.workspace_configuration_async(
+                types.ConfigurationParams(items=[types.ConfigurationItem(section="ragls")])), 5)
+        except Exception as exc:  # a client that cannot answer must not block indexing
+            log.warning("workspace/configuration failed: %s", exc)
+            return {}
+        first = to_plain(result[0]) if result else None
+        return first if isinstance(first, dict) else {}
+
+    def reload_settings(self) -> bool:
+        """Merge the layers; on a bad value keep the last good settings and say why."""
+        try:
+            self.settings = load_settings(self.root, ("initializationOptions", self.init_options),
+                                          ("workspace/configuration", self.client_settings))
+            self.settings_error = None
+            logging.getLogger("ragls").setLevel(self.settings.log_level.upper())
+            return True
+        except SettingsError as exc:
+            self.settings_error = str(exc)
+            log.error("%s", exc)
+            self.window_show_message(types.ShowMessageParams(types.MessageType.Error, f"ragls: {exc}"))
+            return False
+
+    # -- status and progress -----------------------------------------------------------------
+    def status(self) -> IndexStatus:
+        idx = self.indexer
+        snap: Snapshot | None = idx.snapshot() if idx else None
+        emb = idx.embedder if idx else None
+        store = idx.store if idx else None
+        if snap is None:
+            state, phase = ("error", "error") if self.settings_error else ("indexing", "starting")
+            return IndexStatus(
+                state=state, phase=phase, files_total=0, files_indexed=0, files_failed=0,  # type: ignore[arg-type]
+                files_skipped=0, skipped_by_reason={}, chunks=0, lexical=Progress(done=0, total=0),
+                dense=Progress(done=0, total=0), last_indexed_at=None,
+                embedder=EmbedderInfo(provider=self.settings.embedder.provider, model=self.settings.embedder.model,
+                                      dimension=0),
+                store=StoreInfo(kind="remote" if self.settings.qdrant.url else "edge", location=""),
+                cache=CacheInfo(hits=0, misses=0, hit_rate=0.0), errors=[],
+                workspace=str(self.root or ""), version=__version__, message=self.settings_error)
+        total_lookups = snap.cache_hits + snap.cache_misses
+        return IndexStatus(
+            state=snap.state,  # type: ignore[arg-type]
+            phase=snap.phase, files_total=snap.files_total, files_indexed=snap.files_indexed,
+            files_failed=snap.files_failed, files_skipped=snap.files_skipped,
+            skipped_by_reason=snap.skipped_by_reason, chunks=snap.chunks,
+            lexical=Progress(done=snap.lexical_done, total=snap.files_total - snap.files_failed
+                             if snap.files_total >= snap.files_failed else snap.files_total),
+            dense=Progress(done=snap.dense_done, total=snap.files_total - snap.files_failed
+                           if snap.files_total >= snap.files_failed else snap.files_total),
+            last_indexed_at=snap.last_indexed_at,
+            embedder=EmbedderInfo(provider=emb.provider if emb else self.settings.embedder.provider,
+                                  model=emb.model_id if emb else self.settings.embedder.model,
+                                  dimension=emb.dimension if emb else 0),
+            store=StoreInfo(kind=store.kind if store else ("remote" if self.settings.qdrant.url else "edge"),
+                            location=store.location if store else ""),
+            cache=CacheInfo(hits=snap.cache_hits, misses=snap.cache_misses,
+                            hit_rate=round(snap.cache_hits / total_lookups, 4) if total_lookups else 0.0),
+            errors=[ErrorOut(path=e.path, message=e.message, time=e.time) for e in snap.errors],
+            workspace=str(self.root or ""), version=__version__,
+            message=snap.message or self.settings_error,
+        )
+
+    async def _report_status(self) -> None:
+        """Turn indexer state into $/progress and rag/statusChanged, throttled."""
+        token: str | None = None
+        last_key: tuple[str, str] | None = None
+        last_counts: tuple[int, ...] | None = None
+        last_sent = 0.0
+        loop = asyncio.get_running_loop()
+        supports_progress = bool(self.client_capabilities.window and self.client_capabilities.window.work_done_progress)
+        while True:
+            wake = self._wake
+            if wake is not None:
+                try:
+                    await asyncio.wait_for(wake.wait(), _PROGRESS_INTERVAL)
+                except TimeoutError:
+                    pass
+                wake.clear()
+            else:
+                await asyncio.sleep(_PROGRESS_INTERVAL)
+            st = self.status()
+            key = (st.state, st.phase)
+            counts = (st.files_total, st.lexical.done, st.dense.done, st.files_failed, st.chunks)
+            now = loop.time()
+            if key != last_key or (counts != last_counts and now - last_sent >= _STATUS_INTERVAL):
+                self.protocol.notify("rag/statusChanged", st.model_dump(by_alias=True))
+                last_key, last_counts, last_sent = key, counts, now
+            if not supports_progress:
+                continue
+            total = max(st.files_total, 1)
+            # Lexical and dense each count for half: "n/N" is the slower (dense) phase.
+            pct = int(100 * (st.lexical.done + st.dense.done + 2 * st.files_failed) / (2 * total))
+            msg = f"{st.dense.done + st.files_failed}/{st.files_total} files"
+            if st.phase == "lexical":
+                msg = f"{st.lexical.done + st.files_failed}/{st.files_total} files (lexical)"
+            if st.state == "indexing" and token is None:
+                token = str(uuid.uuid4())
+                try:
+                    await asyncio.wait_for(self.work_done_progress.create_async(token), 5)
+                except Exception:  # the client refused the token: no progress UI then
+                    token = None
+                    supports_progress = False
+                    continue
+                self.work_done_progress.begin(token, types.WorkDoneProgressBegin(
+                    title="ragls: indexing", message=f"0/{st.files_total} files", percentage=0, cancellable=False))
+            elif st.state == "indexing" and token is not None:
+                self.work_done_progress.report(token, types.WorkDoneProgressReport(message=msg, percentage=min(pct, 99)))
+            elif st.state != "indexing" and token is not None:
+                end = (f"{st.files_indexed} files, {st.chunks} chunks" if st.state == "ready"
+                       else f"error: {st.message or 'see rag/indexStatus'}")
+                if st.files_failed:
+                    end += f", {st.files_failed} failed"
+                self.work_done_progress.end(token, types.WorkDoneProgressEnd(message=end))
+                token = None
+
+    # -- documents ---------------------------------------------------------------------------
+    def rel_of(self, uri: str) -> str | None:
+        path = uri_to_path(uri)
+        if path is None or self.root is None:
+            return None
+        try:
+            return path.resolve().relative_to(self.root.resolve()).as_posix()
+        except ValueError:
+            return None
+
+    def schedule_document(self, uri: str) -> None:
+        rel = self.rel_of(uri)
+        if rel is None or self.indexer is None:
+            return
+        loop = asyncio.get_running_loop()
+        if (t := self._doc_timers.pop(uri, None)) is not None:
+            t.cancel()
+
+        def push() -> None:
+            self._doc_timers.pop(uri, None)
+            idx = self.indexer
+            if idx is None:
+                return
+            try:
+                text = self.workspace.get_text_document(uri).source
+            except Exception:  # closed in the meantime
+                return
+            idx.open_document(rel, text)
+
+        self._doc_timers[uri] = loop.call_later(self.settings.indexing.open_buffer_debounce_ms / 1000, push)
+
+
+server = RaglsServer()
+
+
+@server.feature(types.INITIALIZE)
+def on_initialize(ls: RaglsServer, params: types.InitializeParams) -> None:
+    root: Path | None = None
+    if params.workspace_folders:
+        root = uri_to_path(params.workspace_folders[0].uri)
+    elif params.root_uri:
+        root = uri_to_path(params.root_uri)
+    elif params.root_path:
+        root = Path(params.root_path)
+    ls.root = root.resolve() if root else None
+    opts = to_plain(params.initialization_options)
+    ls.init_options = opts if isinstance(opts, dict) else {}
+
+
+@server.feature(types.INITIALIZED)
+async def on_initialized(ls: RaglsServer, _params: types.InitializedParams) -> None:
+    if ls.root is None or not ls.root.is_dir():
+        ls.settings_error = "no workspace folder: open a folder to index it"
+        log.error(ls.settings_error)
+        return
+    ls.client_settings = await ls.pull_configuration()
+    if not ls.reload_settings():
+        # Fall back to the init options alone, then to defaults: a typo must not stop indexing.
+        ls.client_settings = {}
+        if not ls.reload_settings():
+            ls.init_options = {}
+            ls.reload_settings()
+    if ls.settings.indexing.auto_index:
+        ls.start_indexing()
+
+
+@server.feature(types.WORKSPACE_DID_CHANGE_CONFIGURATION)
+async def on_config(ls: RaglsServer, params: types.DidChangeConfigurationParams) -> None:
+    pulled = await ls.pull_configuration()
+    if not pulled:
+        raw = to_plain(params.settings)
+        pulled = raw.get("ragls", raw) if isinstance(raw, dict) else {}
+    old = ls.settings
+    ls.client_settings = pulled
+    if not ls.reload_settings():
+        return
+    # Retrieval settings apply to the next request; anything else means a fresh index run.
+    if old.model_dump(exclude={"retrieval", "log_level"}) != ls.settings.model_dump(exclude={"retrieval", "log_level"}):
+        if ls.indexer is not None and ls.root is not None:
+            log.info("settings changed: restarting the indexer")
+            await asyncio.to_thread(ls.stop_indexing)
+            ls.start_indexing()
+
+
+@server.feature(types.TEXT_DOCUMENT_DID_OPEN)
+def on_open(ls: RaglsServer, params: types.DidOpenTextDocumentParams) -> None:
+    ls.schedule_document(params.text_document.uri)
+
+
+@server.feature(types.TEXT_DOCUMENT_DID_CHANGE)
+def on_change(ls: RaglsServer, params: types.DidChangeTextDocumentParams) -> None:
+    ls.schedule_document(params.text_document.uri)
+
+
+@server.feature(types.TEXT_DOCUMENT_DID_CLOSE)
+def on_close(ls: RaglsServer, params: types.DidCloseTextDocumentParams) -> None:
+    uri = params.text_document.uri
+    if (t := ls._doc_timers.pop(uri, None)) is not None:
+        t.cancel()
+    rel = ls.rel_of(uri)
+    if rel is not None and ls.indexer is not None:
+        ls.indexer.close_document(rel)
+
+
+@server.feature(types.SHUTDOWN)
+async def on_shutdown(ls: RaglsServer, _params: None) -> None:
+    await asyncio.to_thread(ls.stop_indexing)
+
+
+@server.feature("rag/indexStatus")
+def rag_index_status(ls: RaglsServer, _params: Any) -> dict[str, Any]:
+    return ls.status().model_dump(by_alias=True)
+
+
+@server.feature("rag/reindex")
+def rag_reindex(ls: RaglsServer, params: Any) -> dict[str, Any]:
+    try:
+        p = ReindexParams.model_validate(to_plain(params) or {})
+    except ValidationError as exc:
+        raise invalid_params(exc) from exc
+    if ls.indexer is None:
+        if ls.root is None:
+            raise JsonRpcInvalidParams("no workspace folder to index")
+        ls.start_indexing()
+        return {"started": True}
+    busy = ls.indexer.busy()
+    ls.indexer.request_scan(full=p.full)
+    return {"started": not busy}
+
+
+@server.feature("rag/retrieve")
+async def rag_retrieve(ls: RaglsServer, params: Any) -> dict[str, Any]:
+    raw = to_plain(params)
+    if not isinstance(raw, dict):
+        raise JsonRpcInvalidParams("params must be an object with a 'query' string")
+    try:
+        p = RetrieveParams.model_validate(raw)
+        spec = compile_globs(p.paths) if p.paths else None
+    except ValidationError as exc:
+        raise invalid_params(exc) from exc
+    except QueryError as exc:
+        raise JsonRpcInvalidParams(str(exc)) from exc
+    empty = RetrieveResultOut(context="", chunks=[], took_ms=0.0)
+    idx = ls.indexer
+    if idx is None:
+        empty.error = ls.settings_error or "indexing has not started"
+        return empty.model_dump(by_alias=True)
+    if not idx.ready.is_set():
+        await asyncio.to_thread(idx.ready.wait, 30)
+    if idx.store is None or idx.fatal:
+        empty.error = idx.fatal or "index is not available"
+        return empty.model_dump(by_alias=True)
+    allowed = None
+    if spec is not None:
+        allowed = [path for path in idx.indexed_paths() if spec.match_file(path)]
+    try:
+        res = await asyncio.to_thread(
+            retrieve, idx.store, idx.embedder, ls.settings.retrieval, p.query, p.top_k, p.max_chars,
+            allowed, p.languages)
+    except Exception as exc:  # the store can fail (remote down); chat must keep working
+        log.error("retrieve failed: %s", exc)
+        empty.error = f"retrieval failed: {exc}"
+        return empty.model_dump(by_alias=True)
+    root = ls.root or Path("/")
+    out = RetrieveResultOut(
+        context=res.context, took_ms=round(res.took_ms, 2),
+        chunks=[ChunkOut(uri=(root / h.path).as_uri(), path=h.path,
+                         range=Range(start=Position(line=h.start_line - 1, character=0),
+                                     end=Position(line=h.end_line, character=0)),
+                         symbol=h.symbol, kind=h.kind, language=h.language, score=round(h.score, 6),
+                         content=h.content) for h in res.hits])
+    return out.model_dump(by_alias=True)
+
+
+def serve() -> None:
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    server.start_io()

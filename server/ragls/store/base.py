@@ -1,0 +1,65 @@
+"""The store contract: what the indexer and retrieval need from Qdrant, nothing more."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+import numpy as np
+
+DENSE = "dense"
+LEXICAL = "lexical"
+PAYLOAD_INDEXES = ("path", "language", "symbol_names")
+
+
+class StoreError(RuntimeError):
+    """The store failed or is unavailable; the message is shown to the user."""
+
+
+class StoreLocked(StoreError):
+    """Another process holds the embedded store."""
+
+
+@dataclass
+class PointData:
+    id: str
+    sparse: tuple[list[int], list[float]]
+    payload: dict[str, Any]
+    dense: np.ndarray | None = None
+
+
+@dataclass
+class SearchRequest:
+    dense: np.ndarray | None
+    sparse: tuple[list[int], list[float]]
+    limit: int
+    candidates: int = 50
+    paths: list[str] | None = None  # exact workspace-relative paths allowed
+    languages: list[str] | None = None
+    symbol_names: list[str] = field(default_factory=list)
+    fusion: str = "rrf"
+    weights: tuple[float, float, float] = (1.0, 1.0, 2.0)  # dense, lexical, symbol
+
+
+@dataclass
+class StoredHit:
+    id: str
+    score: float
+    payload: dict[str, Any]
+
+
+class Store(Protocol):
+    kind: str
+    location: str
+
+    def upsert(self, points: list[PointData]) -> None: ...
+    def set_dense(self, vectors: dict[str, np.ndarray]) -> None: ...
+    def delete(self, ids: list[str]) -> None: ...
+    def search(self, req: SearchRequest) -> list[StoredHit]: ...
+    def retrieve(self, ids: list[str]) -> list[StoredHit]: ...
+    def all_ids(self) -> dict[str, tuple[str, bool]]:
+        """id -> (path, has_dense), for reconciling with the manifest."""
+        ...
+    def count(self) -> int: ...
+    def flush(self) -> None: ...
+    def close(self) -> None: ...

@@ -1,0 +1,144 @@
+"""Embedded Qdrant (qdrant-edge-py): one shard per workspace and model, in-process."""
+
+from __future__ import annotations
+
+import threading
+import uuid
+from pathlib import Path
+
+import numpy as np
+import qdrant_edge as qe
+
+from ragls.store.base import (
+    DENSE,
+    LEXICAL,
+    PAYLOAD_INDEXES,
+    PointData,
+    SearchRequest,
+    StoredHit,
+    StoreError,
+    StoreLocked,
+)
+
+
+class EdgeStore:
+    kind = "edge"
+
+    def __init__(self, directory: Path, dimension: int) -> None:
+        self.location = str(directory)
+        self.dimension = dimension
+        config = qe.EdgeConfig(
+            vectors={DENSE: qe.EdgeVectorParams(size=dimension, distance=qe.Distance.Cosine)},
+            sparse_vectors={LEXICAL: qe.EdgeSparseVectorParams(modifier=qe.Modifier.Idf)},
+        )
+        directory.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            if (directory / "wal").exists() or any(directory.glob("segments*")):
+                self._shard = qe.EdgeShard.load(str(directory), config)
+            else:
+                self._shard = qe.EdgeShard.create(str(directory), config)
+        except Exception as exc:  # the binding raises plain Exception
+            if "WouldBlock" in str(exc):
+                raise StoreLocked(f"index at {directory} is in use by another ragls process") from exc
+            raise StoreError(f"cannot open index at {directory}: {exc}") from exc
+        # Writes come from the indexer thread only; the lock keeps flush/close from racing them.
+        self._write = threading.Lock()
+        for name in PAYLOAD_INDEXES:
+            self._shard.update(qe.UpdateOperation.create_field_index(name, qe.PayloadSchemaType.Keyword))
+
+    def upsert(self, points: list[PointData]) -> None:
+        if not points:
+            return
+        batch = []
+        for p in points:
+            vec: dict[str, object] = {LEXICAL: qe.SparseVector(p.sparse[0], p.sparse[1])}
+            if p.dense is not None:
+                vec[DENSE] = p.dense.tolist()
+            batch.append(qe.Point(uuid.UUID(p.id), vec, p.payload))  # type: ignore[arg-type]
+        with self._write:
+            for i in range(0, len(batch), 512):
+                self._shard.update(qe.UpdateOperation.upsert_points(batch[i : i + 512]))
+
+    def set_dense(self, vectors: dict[str, np.ndarray]) -> None:
+        if not vectors:
+            return
+        pv = [qe.PointVectors(uuid.UUID(i), {DENSE: v.tolist()}) for i, v in vectors.items()]
+        with self._write:
+            for i in range(0, len(pv), 512):
+                self._shard.update(qe.UpdateOperation.update_vectors(pv[i : i + 512]))
+
+    def delete(self, ids: list[str]) -> None:
+        if not ids:
+            return
+        with self._write:
+            for i in range(0, len(ids), 1024):
+                self._shard.update(qe.UpdateOperation.delete_points([uuid.UUID(x) for x in ids[i : i + 1024]]))
+
+    def _filter(self, req: SearchRequest) -> qe.Filter | None:
+        must: list[object] = []
+        if req.paths is not None:
+            must.append(qe.FieldCondition("path", match=qe.MatchAny(req.paths or ["\0none"])))
+        if req.languages is not None:
+            must.append(qe.FieldCondition("language", match=qe.MatchAny(req.languages or ["\0none"])))
+        return qe.Filter(must=must) if must else None  # type: ignore[arg-type]
+
+    def search(self, req: SearchRequest) -> list[StoredHit]:
+        flt = self._filter(req)
+        prefetch: list[qe.Prefetch] = []
+        weights: list[float] = []
+        if req.dense is not None:
+            prefetch.append(qe.Prefetch(limit=req.candidates, filter=flt,
+                                        query=qe.Query.Nearest(req.dense.tolist(), using=DENSE)))
+            weights.append(req.weights[0])
+        if req.sparse[0]:
+            sv = qe.SparseVector(req.sparse[0], req.sparse[1])
+            prefetch.append(qe.Prefetch(limit=req.candidates, filter=flt,
+                                        query=qe.Query.Nearest(sv, using=LEXICAL)))
+            weights.append(req.weights[1])
+        if req.symbol_names and prefetch:
+            sym = qe.FieldCondition("symbol_names", match=qe.MatchAny(req.symbol_names))
+            must = [sym] + (list(flt.must or []) if flt else [])
+            inner = prefetch[-1].query  # rank named definitions by the same lexical/dense query
+            prefetch.append(qe.Prefetch(limit=10, filter=qe.Filter(must=must), query=inner))  # type: ignore[arg-type]
+            weights.append(req.weights[2])
+        if not prefetch:
+            return []
+        fusion = qe.Fusion.Dbsf() if req.fusion == "dbsf" else qe.Fusion.Rrf(k=60, weights=weights)
+        points = self._shard.query(qe.QueryRequest(limit=req.limit, prefetches=prefetch, query=fusion,
+                                                   with_payload=True, filter=flt))
+        return [StoredHit(str(p.id), float(p.score), dict(p.payload or {})) for p in points]
+
+    def retrieve(self, ids: list[str]) -> list[StoredHit]:
+        out: list[StoredHit] = []
+        for i in range(0, len(ids), 1024):
+            recs = self._shard.retrieve([uuid.UUID(x) for x in ids[i : i + 1024]], with_payload=True, with_vector=False)
+            out.extend(StoredHit(str(r.id), 0.0, dict(r.payload or {})) for r in recs)
+        return out
+
+    def all_ids(self) -> dict[str, tuple[str, bool]]:
+        out: dict[str, tuple[str, bool]] = {}
+        offset = None
+        while True:
+            recs, offset = self._shard.scroll(qe.ScrollRequest(offset=offset, limit=2048,
+                                                               with_payload=["path"], with_vector=[DENSE]))
+            for r in recs:
+                vec = r.vector
+                has_dense = isinstance(vec, dict) and DENSE in vec
+                out[str(r.id)] = (str((r.payload or {}).get("path", "")), has_dense)
+            if offset is None:
+                break
+        return out
+
+    def count(self) -> int:
+        return int(self._shard.count(qe.CountRequest(exact=True)))
+
+    def flush(self) -> None:
+        with self._write:
+            self._shard.flush()
+
+    def close(self) -> None:
+        with self._write:
+            try:
+                self._shard.flush()
+            finally:
+                self._shard.close()

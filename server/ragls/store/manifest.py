@@ -1,0 +1,96 @@
+"""Per-index manifest (SQLite): which file version each stored chunk belongs to.
+
+Write-ahead: a file's new chunk ids are recorded as pending before they are upserted, so a
+crash at any point leaves enough to remove every orphan on the next start."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+
+LEXICAL = "lexical"  # chunks stored, dense vectors still missing
+DENSE = "dense"  # fully indexed
+FAILED = "failed"
+
+
+@dataclass
+class FileRecord:
+    path: str
+    hash: str
+    size: int
+    mtime_ns: int
+    language: str
+    status: str
+    chunk_ids: list[str]
+    pending_ids: list[str]
+    error: str | None = None
+
+
+class Manifest:
+    def __init__(self, path: Path) -> None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self._db = sqlite3.connect(str(path), check_same_thread=False, timeout=30)
+        self._db.execute("PRAGMA journal_mode=WAL")
+        self._db.execute("PRAGMA synchronous=NORMAL")
+        self._db.execute(
+            "CREATE TABLE IF NOT EXISTS files (path TEXT PRIMARY KEY, hash TEXT, size INTEGER,"
+            " mtime_ns INTEGER, language TEXT, status TEXT, chunk_ids TEXT, pending_ids TEXT,"
+            " error TEXT)"
+        )
+        self._db.execute("CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT)")
+        self._db.commit()
+        self._lock = threading.Lock()
+
+    def all(self) -> dict[str, FileRecord]:
+        with self._lock:
+            rows = self._db.execute("SELECT path, hash, size, mtime_ns, language, status, chunk_ids,"
+                                    " pending_ids, error FROM files").fetchall()
+        return {r[0]: FileRecord(r[0], r[1], r[2], r[3], r[4], r[5], json.loads(r[6] or "[]"),
+                                 json.loads(r[7] or "[]"), r[8]) for r in rows}
+
+    def set_pending(self, path: str, ids: list[str]) -> None:
+        with self._lock, self._db:
+            cur = self._db.execute("UPDATE files SET pending_ids=? WHERE path=?", (json.dumps(ids), path))
+            if cur.rowcount == 0:
+                self._db.execute("INSERT INTO files (path, hash, size, mtime_ns, language, status,"
+                                 " chunk_ids, pending_ids) VALUES (?, '', 0, 0, '', 'pending', '[]', ?)",
+                                 (path, json.dumps(ids)))
+
+    def put(self, rec: FileRecord) -> None:
+        self.put_many([rec])
+
+    def put_many(self, recs: list[FileRecord]) -> None:
+        with self._lock, self._db:
+            self._db.executemany(
+                "INSERT OR REPLACE INTO files VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                [(r.path, r.hash, r.size, r.mtime_ns, r.language, r.status, json.dumps(r.chunk_ids),
+                  json.dumps(r.pending_ids), r.error) for r in recs],
+            )
+
+    def set_status(self, paths: list[str], status: str) -> None:
+        with self._lock, self._db:
+            self._db.executemany("UPDATE files SET status=? WHERE path=?", [(status, p) for p in paths])
+
+    def remove(self, paths: list[str]) -> None:
+        with self._lock, self._db:
+            self._db.executemany("DELETE FROM files WHERE path=?", [(p,) for p in paths])
+
+    def clear(self) -> None:
+        with self._lock, self._db:
+            self._db.execute("DELETE FROM files")
+
+    def get_meta(self, key: str) -> str | None:
+        with self._lock:
+            row = self._db.execute("SELECT value FROM meta WHERE key=?", (key,)).fetchone()
+        return row[0] if row else None
+
+    def set_meta(self, key: str, value: str) -> None:
+        with self._lock, self._db:
+            self._db.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (key, value))
+
+    def close(self) -> None:
+        with self._lock:
+            self._db.close()
