@@ -112,6 +112,7 @@ class IndexStatus(_Wire):
     embedder: EmbedderInfo
     store: StoreInfo
     cache: CacheInfo
+    embedded: int = 0
     errors: list[ErrorOut]
     workspace: str
     version: str

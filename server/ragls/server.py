@@ -169,6 +169,7 @@ class RaglsServer(LanguageServer):
                             location=store.location if store else ""),
             cache=CacheInfo(hits=snap.cache_hits, misses=snap.cache_misses,
                             hit_rate=round(snap.cache_hits / total_lookups, 4) if total_lookups else 0.0),
+            embedded=snap.embeds,
             errors=[ErrorOut(path=e.path, message=e.message, time=e.time) for e in snap.errors],
             workspace=str(self.root or ""), version=__version__,
             message=snap.message or self.settings_error,
@@ -215,8 +216,9 @@ class RaglsServer(LanguageServer):
                     token = None
                     supports_progress = False
                     continue
+                begin = f"0/{st.files_total} files" if st.files_total else "discovering files"
                 self.work_done_progress.begin(token, types.WorkDoneProgressBegin(
-                    title="ragls: indexing", message=f"0/{st.files_total} files", percentage=0, cancellable=False))
+                    title="ragls: indexing", message=begin, percentage=0, cancellable=False))
             elif st.state == "indexing" and token is not None:
                 self.work_done_progress.report(token, types.WorkDoneProgressReport(message=msg, percentage=min(pct, 99)))
             elif st.state != "indexing" and token is not None:
@@ -403,4 +405,6 @@ async def rag_retrieve(ls: RaglsServer, params: Any) -> dict[str, Any]:
 
 def serve() -> None:
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    # pygls logs every message at INFO: far too loud for an editor's output panel.
+    logging.getLogger("pygls").setLevel(logging.WARNING)
     server.start_io()

@@ -197,6 +197,8 @@ class _Builder:
 
     # -- emitting --------------------------------------------------------------------------
     def emit(self, s: int, e: int, kind: str, symbol: str | None, parent: str | None = None) -> None:
+        while e > s and not self.lines[e].strip():
+            e -= 1
         text = self.body(s, e)
         if not text.strip():
             return

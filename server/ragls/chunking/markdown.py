@@ -34,6 +34,8 @@ def markdown_chunks(path: str, text: str, max_chars: int, window: int, overlap: 
     sections.append((start, len(lines) - 1, current))
     out: list[Chunk] = []
     for s, e, heads in sections:
+        while e > s and not lines[e].strip():
+            e -= 1  # trailing blank lines belong to no one
         body = "\n".join(lines[s : e + 1])
         if not body.strip():
             continue

@@ -16,9 +16,12 @@ def window_chunks(path: str, language: str, lines: list[str], size: int, overlap
         # Long lines can blow the char budget before the line budget.
         while j > i + 1 and sum(len(x) + 1 for x in lines[i:j]) > max_chars:
             j -= 1
-        body = "\n".join(lines[i:j])
+        end = j
+        while end > i + 1 and not lines[end - 1].strip():
+            end -= 1  # trailing blank lines belong to no one
+        body = "\n".join(lines[i:end])
         if body.strip():
-            out.append(Chunk(path, language, first_line + i, first_line + j - 1, kind, symbol, body))
+            out.append(Chunk(path, language, first_line + i, first_line + end - 1, kind, symbol, body))
         if j >= n:
             break
         i = max(i + 1, j - overlap)

@@ -1,0 +1,68 @@
+# ragls: make run | make test | make lint | make bench | make eval | make clients
+SHELL := /bin/bash
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+RAGLS := $(abspath $(BIN)/ragls)
+WS ?= .
+Q ?= How does ragls split a source file into chunks along the syntax tree?
+PYTEST_ARGS ?=
+export PIP_DISABLE_PIP_VERSION_CHECK := 1
+
+.PHONY: all venv run test test-server test-clients test-neovim test-jetbrains test-vscode \
+        lint format bench eval clients clean
+
+all: test
+
+# The venv is rebuilt when the project's dependencies change.
+$(VENV)/.installed: pyproject.toml
+	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install -q --upgrade pip
+	$(BIN)/python -m pip install -q -e ".[dev]"
+	@touch $@
+
+venv: $(VENV)/.installed
+
+## make run [WS=path] [Q="question"]: index a folder, print its status and the <rag_context>.
+run: venv
+	$(BIN)/ragls search "$(WS)" "$(Q)" --status
+
+## make test: every test suite: server unit + end-to-end, then each editor client.
+test: test-server test-clients
+
+test-server: venv
+	$(BIN)/python -m pytest $(PYTEST_ARGS)
+
+test-clients: test-neovim test-jetbrains test-vscode
+
+test-neovim: venv
+	$(MAKE) -C clients/neovim deps test RAGLS_SERVER=$(RAGLS) VENV=$(abspath $(VENV))
+
+test-jetbrains: venv
+	$(MAKE) -C clients/jetbrains deps test RAGLS_SERVER=$(RAGLS)
+
+test-vscode: venv
+	$(MAKE) -C clients/vscode deps test RAGLS_SERVER=$(RAGLS)
+
+clients: venv
+	$(MAKE) -C clients/vscode deps build
+
+lint: venv
+	$(BIN)/ruff check server tests eval scripts bench
+	$(BIN)/ruff format --check server tests eval scripts bench
+
+format: venv
+	$(BIN)/ruff format server tests eval scripts bench
+	$(BIN)/ruff check --fix server tests eval scripts bench
+
+## make eval: build the golden sets from pinned registry packages and score ragls vs BM25.
+eval: venv
+	$(BIN)/python eval/build_golden.py
+	$(BIN)/ragls eval --all --baselines --out docs/evaluation-results.json
+
+## make bench: performance benchmarks (see docs/performance.md).
+bench: venv
+	$(BIN)/python -m bench.run --out bench-results
+
+clean:
+	rm -rf $(VENV) .pytest_cache bench-results

@@ -1,0 +1,35 @@
+"""Shared test helpers: the fixture workspace and a CI-aware tool check."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+
+FIXTURE = Path(__file__).parent / "fixtures" / "polyglot"
+IN_CI = os.environ.get("CI", "").lower() in ("1", "true", "yes")
+
+
+@pytest.fixture
+def workspace(tmp_path: Path) -> Path:
+    dest = tmp_path / "ws"
+    shutil.copytree(FIXTURE, dest)
+    return dest
+
+
+@pytest.fixture
+def cache_dir(tmp_path: Path) -> Path:
+    d = tmp_path / "cache"
+    d.mkdir()
+    return d
+
+
+def require_tool(path: str | None, what: str) -> None:
+    """Skip locally when a tool is missing; in CI a missing tool is a failure."""
+    if path:
+        return
+    if IN_CI:
+        pytest.fail(f"{what} is required in CI but was not found")
+    pytest.skip(f"{what} not available")
