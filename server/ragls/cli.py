@@ -43,8 +43,10 @@ def _index(root: Path, settings: Settings, quiet: bool = False):  # type: ignore
     while idx.busy():
         time.sleep(0.2)
         s = idx.snapshot()
-        line = (f"{s.phase:<11} lexical {s.lexical_done}/{s.files_total}  dense {s.dense_done}/{s.files_total}"
-                f"  chunks {s.chunks}  {time.monotonic() - t0:5.1f}s")
+        line = (
+            f"{s.phase:<11} lexical {s.lexical_done}/{s.files_total}  dense {s.dense_done}/{s.files_total}"
+            f"  chunks {s.chunks}  {time.monotonic() - t0:5.1f}s"
+        )
         if not quiet and line != last:
             print(("\r" if tty else "") + line, end="" if tty else "\n", file=sys.stderr, flush=True)
             last = line
@@ -56,12 +58,19 @@ def _index(root: Path, settings: Settings, quiet: bool = False):  # type: ignore
 def _status_dict(idx) -> dict[str, object]:  # type: ignore[no-untyped-def]
     s = idx.snapshot()
     return {
-        "state": s.state, "workspace": str(idx.root), "filesTotal": s.files_total,
-        "filesIndexed": s.files_indexed, "filesFailed": s.files_failed, "filesSkipped": s.files_skipped,
-        "skippedByReason": s.skipped_by_reason, "chunks": s.chunks, "lastIndexedAt": s.last_indexed_at,
+        "state": s.state,
+        "workspace": str(idx.root),
+        "filesTotal": s.files_total,
+        "filesIndexed": s.files_indexed,
+        "filesFailed": s.files_failed,
+        "filesSkipped": s.files_skipped,
+        "skippedByReason": s.skipped_by_reason,
+        "chunks": s.chunks,
+        "lastIndexedAt": s.last_indexed_at,
         "embedder": {"model": idx.embedder.model_id, "dimension": idx.embedder.dimension} if idx.embedder else None,
         "store": {"kind": idx.store.kind, "location": idx.store.location} if idx.store else None,
-        "cache": {"hits": s.cache_hits, "misses": s.cache_misses}, "embedded": s.embeds,
+        "cache": {"hits": s.cache_hits, "misses": s.cache_misses},
+        "embedded": s.embeds,
         "errors": [e.__dict__ for e in s.errors][-10:],
     }
 
@@ -91,15 +100,20 @@ def cmd_search(a: argparse.Namespace) -> int:
             spec = compile_globs(a.paths)
             allowed = [p for p in idx.indexed_paths() if spec.match_file(p)]
         assert idx.store is not None
-        res = retrieve(idx.store, idx.embedder, settings.retrieval, a.query, a.top_k, a.max_chars,
-                       allowed, a.languages or None)
+        res = retrieve(
+            idx.store, idx.embedder, settings.retrieval, a.query, a.top_k, a.max_chars, allowed, a.languages or None
+        )
     except QueryError as exc:
         raise SystemExit(f"ragls: {exc}") from exc
     finally:
         idx.stop()
     if a.json:
-        print(json.dumps({"context": res.context, "tookMs": round(res.took_ms, 2),
-                          "chunks": [h.__dict__ for h in res.hits]}, indent=2))
+        print(
+            json.dumps(
+                {"context": res.context, "tookMs": round(res.took_ms, 2), "chunks": [h.__dict__ for h in res.hits]},
+                indent=2,
+            )
+        )
     else:
         print(res.context or "(nothing relevant found)")
     return 0
@@ -133,15 +147,27 @@ def cmd_status(a: argparse.Namespace) -> int:
     by_status: dict[str, int] = {}
     for r in recs.values():
         by_status[r.status] = by_status.get(r.status, 0) + 1
-    print(json.dumps({"workspace": str(root), "indexed": True, "location": str(d), "files": len(recs),
-                      "byStatus": by_status, "chunks": sum(len(r.chunk_ids) for r in recs.values()),
-                      "model": model_id, "dimension": dim}, indent=2))
+    print(
+        json.dumps(
+            {
+                "workspace": str(root),
+                "indexed": True,
+                "location": str(d),
+                "files": len(recs),
+                "byStatus": by_status,
+                "chunks": sum(len(r.chunk_ids) for r in recs.values()),
+                "model": model_id,
+                "dimension": dim,
+            },
+            indent=2,
+        )
+    )
     return 0
 
 
 def cmd_clear(a: argparse.Namespace) -> int:
-    from ragls.store import workspace_id
     from ragls.config import cache_root
+    from ragls.store import workspace_id
 
     root = _root(a.path)
     settings = _settings(root)

@@ -91,9 +91,13 @@ def symbol_names(symbol: str | None) -> list[str]:
 
 
 class Indexer:
-    def __init__(self, root: Path, settings: Settings,
-                 on_change: Callable[[], None] | None = None,
-                 embedder: Embedder | None = None) -> None:
+    def __init__(
+        self,
+        root: Path,
+        settings: Settings,
+        on_change: Callable[[], None] | None = None,
+        embedder: Embedder | None = None,
+    ) -> None:
         self.root = root.resolve()
         self.settings = settings
         self.rules = IgnoreRules(self.root, settings)
@@ -160,7 +164,9 @@ class Indexer:
     def busy(self) -> bool:
         with self._lock:
             return bool(self.pending or self.missing_dense or not self._jobs.empty()) or self.phase in (
-                "starting", "discovering")
+                "starting",
+                "discovering",
+            )
 
     def indexed_paths(self) -> list[str]:
         with self._lock:
@@ -175,18 +181,31 @@ class Indexer:
             total = lexical_done + failed + len(self.pending - self.records.keys() - self.failed.keys())
             if self.fatal:
                 state, phase = "error", "error"
-            elif self.phase in ("starting", "discovering") or self.pending or self.missing_dense \
-                    or not self._jobs.empty():
+            elif (
+                self.phase in ("starting", "discovering")
+                or self.pending
+                or self.missing_dense
+                or not self._jobs.empty()
+            ):
                 state, phase = "indexing", self.phase
             else:
                 state, phase = "ready", "idle"
             return Snapshot(
-                state=state, phase=phase, files_total=total, files_indexed=dense_done,
-                files_failed=failed, files_skipped=sum(self.skipped.values()),
-                skipped_by_reason=dict(self.skipped), chunks=chunks, lexical_done=lexical_done,
-                dense_done=dense_done, last_indexed_at=self.last_indexed_at, errors=list(self.errors),
+                state=state,
+                phase=phase,
+                files_total=total,
+                files_indexed=dense_done,
+                files_failed=failed,
+                files_skipped=sum(self.skipped.values()),
+                skipped_by_reason=dict(self.skipped),
+                chunks=chunks,
+                lexical_done=lexical_done,
+                dense_done=dense_done,
+                last_indexed_at=self.last_indexed_at,
+                errors=list(self.errors),
                 cache_hits=self.cache.hits if self.cache else 0,
-                cache_misses=self.cache.misses if self.cache else 0, embeds=self.embeds,
+                cache_misses=self.cache.misses if self.cache else 0,
+                embeds=self.embeds,
                 message=self.fatal,
             )
 
@@ -339,8 +358,13 @@ class Indexer:
         with self._lock:
             self.pending = set(todo)
         self.phase = "lexical"
-        log.info("scan: %d files, %d to (re)index, %d removed, %d skipped", len(current), len(todo),
-                 len(removed), sum(found.skipped.values()))
+        log.info(
+            "scan: %d files, %d to (re)index, %d removed, %d skipped",
+            len(current),
+            len(todo),
+            len(removed),
+            sum(found.skipped.values()),
+        )
         for i in range(0, len(todo), _LEXICAL_BATCH_FILES):
             if self._stop.is_set():
                 return
@@ -439,8 +463,11 @@ class Indexer:
                 except OSError:
                     self._skip(rel, "vanished")
                     continue
-                reason = classify(rel, self.rules, self.settings, st) if not self.rules.ignored_with_parents(rel) \
+                reason = (
+                    classify(rel, self.rules, self.settings, st)
+                    if not self.rules.ignored_with_parents(rel)
                     else "ignored"
+                )
                 if reason:
                     self._skip(rel, reason)
                     continue
@@ -456,8 +483,14 @@ class Indexer:
                 self._skip(rel, res.skip)
                 continue
             old = self.records.get(rel)
-            if old is not None and old.hash == res.digest and rel not in self.open_docs \
-                    and not old.pending_ids and rel not in self.missing_dense and old.status == DENSE:
+            if (
+                old is not None
+                and old.hash == res.digest
+                and rel not in self.open_docs
+                and not old.pending_ids
+                and rel not in self.missing_dense
+                and old.status == DENSE
+            ):
                 old.size, old.mtime_ns = size, mtime  # touched, not changed
                 self.manifest.put(old)
                 with self._lock:
@@ -535,12 +568,16 @@ class Indexer:
         bs = max(1, self.settings.embedder.batch_size)
         for start in range(0, len(items), bs):
             part = items[start : start + bs]
-            texts = [embedding_text(pl.get("path", ""), pl.get("symbol"), pl.get("signature"), pl.get("text", ""))
-                     for _, _, pl in part]
+            texts = [
+                embedding_text(pl.get("path", ""), pl.get("symbol"), pl.get("signature"), pl.get("text", ""))
+                for _, _, pl in part
+            ]
             try:
                 vecs = emb.embed_documents(texts)
                 if vecs.shape != (len(texts), emb.dimension):
-                    raise EmbeddingError(f"embedder returned shape {vecs.shape}, expected ({len(texts)}, {emb.dimension})")
+                    raise EmbeddingError(
+                        f"embedder returned shape {vecs.shape}, expected ({len(texts)}, {emb.dimension})"
+                    )
             except Exception as exc:
                 self._dense_failed(sorted({p for p, _, _ in part}), exc)
                 return
@@ -607,8 +644,17 @@ def _lexical_text(c: Chunk) -> str:
 
 def _payload(c: Chunk, file_hash: str) -> dict[str, object]:
     return {
-        "path": c.path, "language": c.language, "start_line": c.start_line, "end_line": c.end_line,
-        "kind": c.kind, "symbol": c.symbol, "symbol_names": symbol_names(c.symbol), "parent": c.parent,
-        "signature": c.signature, "imports": list(c.imports), "text": c.text, "text_hash": c.text_hash,
+        "path": c.path,
+        "language": c.language,
+        "start_line": c.start_line,
+        "end_line": c.end_line,
+        "kind": c.kind,
+        "symbol": c.symbol,
+        "symbol_names": symbol_names(c.symbol),
+        "parent": c.parent,
+        "signature": c.signature,
+        "imports": list(c.imports),
+        "text": c.text,
+        "text_hash": c.text_hash,
         "file_hash": file_hash,
     }

@@ -13,7 +13,8 @@ from collections import Counter
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:-[A-Za-z][A-Za-z0-9_]*)*|[0-9]+[A-Za-z_][A-Za-z0-9_]*")
 _CAMEL = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|[0-9]+")
 
-STOPWORDS = frozenset("""
+STOPWORDS = frozenset(
+    """
 a an and are as at be by for from has have how i if in into is it its of on or that the
 this to was were what when where which who why will with does do can should would could
 return returns self cls this def function func fn var let const new public private
@@ -22,7 +23,8 @@ import from package use using namespace end begin else elif then while for do tr
 except finally raise throw throws async await yield lambda pass break continue switch
 case default extends implements interface type enum trait mod pub mut ref val object
 override final abstract virtual go chan select defer map range func get set
-""".split())
+""".split()
+)
 
 _MAX_TOKEN_LEN = 64
 
@@ -68,5 +70,4 @@ def query_vector(text: str) -> tuple[list[int], list[float]]:
 
 def identifiers(text: str) -> list[str]:
     """Identifier-looking words of a query (for symbol boosting)."""
-    return [m.group(0) for m in _IDENT.finditer(text)
-            if len(m.group(0)) > 2 and m.group(0).lower() not in STOPWORDS]
+    return [m.group(0) for m in _IDENT.finditer(text) if len(m.group(0)) > 2 and m.group(0).lower() not in STOPWORDS]

@@ -65,9 +65,16 @@ def query_symbols(query: str) -> list[str]:
 
 def _to_hit(h: StoredHit) -> Hit:
     p = h.payload
-    return Hit(str(p.get("path", "")), int(p.get("start_line", 1)), int(p.get("end_line", 1)),
-               p.get("symbol"), str(p.get("kind", "text")), str(p.get("language", "text")), h.score,
-               str(p.get("text", "")))
+    return Hit(
+        str(p.get("path", "")),
+        int(p.get("start_line", 1)),
+        int(p.get("end_line", 1)),
+        p.get("symbol"),
+        str(p.get("kind", "text")),
+        str(p.get("language", "text")),
+        h.score,
+        str(p.get("text", "")),
+    )
 
 
 def _merge(a: Hit, b: Hit) -> Hit:
@@ -77,10 +84,18 @@ def _merge(a: Hit, b: Hit) -> Hit:
     extra = second.content.split("\n")
     skip = first.end_line - second.start_line + 1  # lines of `second` already in `first`
     if second.end_line > first.end_line:
-        lines.extend(extra[max(0, skip):])
+        lines.extend(extra[max(0, skip) :])
     symbol = a.symbol if a.symbol == b.symbol else (a.symbol or b.symbol)
-    return Hit(a.path, first.start_line, max(first.end_line, second.end_line), symbol,
-               a.kind if a.kind == b.kind else "merged", a.language, max(a.score, b.score), "\n".join(lines))
+    return Hit(
+        a.path,
+        first.start_line,
+        max(first.end_line, second.end_line),
+        symbol,
+        a.kind if a.kind == b.kind else "merged",
+        a.language,
+        max(a.score, b.score),
+        "\n".join(lines),
+    )
 
 
 def dedupe(hits: list[Hit], max_per_file: int) -> list[Hit]:
@@ -116,16 +131,29 @@ def lexical_rerank(query: str, hits: list[Hit]) -> list[Hit]:
     return [h for _, _, h in scored]
 
 
-def retrieve(store: Store, embedder: Embedder | None, settings: RetrievalSettings, query: str,
-             top_k: int, max_chars: int, allowed_paths: list[str] | None,
-             languages: list[str] | None, dense_available: bool = True) -> RetrieveResult:
+def retrieve(
+    store: Store,
+    embedder: Embedder | None,
+    settings: RetrievalSettings,
+    query: str,
+    top_k: int,
+    max_chars: int,
+    allowed_paths: list[str] | None,
+    languages: list[str] | None,
+    dense_available: bool = True,
+) -> RetrieveResult:
     t0 = time.perf_counter()
     dense = embedder.embed_query(query) if embedder is not None and dense_available else None
     symbols = query_symbols(query) if settings.symbol_boost else []
     req = SearchRequest(
-        dense=dense, sparse=lexical.query_vector(query), limit=max(top_k * 4, 20),
-        candidates=max(settings.candidates, top_k * 4), paths=allowed_paths, languages=languages,
-        symbol_names=symbols, fusion=settings.fusion,
+        dense=dense,
+        sparse=lexical.query_vector(query),
+        limit=max(top_k * 4, 20),
+        candidates=max(settings.candidates, top_k * 4),
+        paths=allowed_paths,
+        languages=languages,
+        symbol_names=symbols,
+        fusion=settings.fusion,
         weights=(settings.dense_weight, settings.lexical_weight, 2.0),
     )
     hits = [_to_hit(h) for h in store.search(req)]
@@ -137,5 +165,6 @@ def retrieve(store: Store, embedder: Embedder | None, settings: RetrievalSetting
         hits = lexical_rerank(query, hits)
     hits = dedupe(hits, settings.max_per_file)[:top_k]
     context = format_context(
-        [ContextChunk(h.path, h.start_line, h.end_line, h.symbol, h.content) for h in hits], max_chars)
+        [ContextChunk(h.path, h.start_line, h.end_line, h.symbol, h.content) for h in hits], max_chars
+    )
     return RetrieveResult(context, hits, (time.perf_counter() - t0) * 1000)

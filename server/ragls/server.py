@@ -93,8 +93,9 @@ class RaglsServer(LanguageServer):
         self.indexer = Indexer(self.root, self.settings, on_change=changed)
         self.indexer.start()
         if self.settings.indexing.watch:
-            self.watcher = Watcher(self.root, self.indexer.rules, self.indexer.notify_changes,
-                                   self.settings.indexing.debounce_ms)
+            self.watcher = Watcher(
+                self.root, self.indexer.rules, self.indexer.notify_changes, self.settings.indexing.debounce_ms
+            )
             self.watcher.start()
         if self._status_task is None:
             self._status_task = loop.create_task(self._report_status())
@@ -112,8 +113,12 @@ class RaglsServer(LanguageServer):
         if not (caps and caps.configuration):
             return {}
         try:
-            result = await asyncio.wait_for(self.workspace_configuration_async(
-                types.ConfigurationParams(items=[types.ConfigurationItem(section="ragls")])), 5)
+            result = await asyncio.wait_for(
+                self.workspace_configuration_async(
+                    types.ConfigurationParams(items=[types.ConfigurationItem(section="ragls")])
+                ),
+                5,
+            )
         except Exception as exc:  # a client that cannot answer must not block indexing
             log.warning("workspace/configuration failed: %s", exc)
             return {}
@@ -123,8 +128,11 @@ class RaglsServer(LanguageServer):
     def reload_settings(self) -> bool:
         """Merge the layers; on a bad value keep the last good settings and say why."""
         try:
-            self.settings = load_settings(self.root, ("initializationOptions", self.init_options),
-                                          ("workspace/configuration", self.client_settings))
+            self.settings = load_settings(
+                self.root,
+                ("initializationOptions", self.init_options),
+                ("workspace/configuration", self.client_settings),
+            )
             self.settings_error = None
             logging.getLogger("ragls").setLevel(self.settings.log_level.upper())
             return True
@@ -143,35 +151,68 @@ class RaglsServer(LanguageServer):
         if snap is None:
             state, phase = ("error", "error") if self.settings_error else ("indexing", "starting")
             return IndexStatus(
-                state=state, phase=phase, files_total=0, files_indexed=0, files_failed=0,  # type: ignore[arg-type]
-                files_skipped=0, skipped_by_reason={}, chunks=0, lexical=Progress(done=0, total=0),
-                dense=Progress(done=0, total=0), last_indexed_at=None,
-                embedder=EmbedderInfo(provider=self.settings.embedder.provider, model=self.settings.embedder.model,
-                                      dimension=0),
+                state=state,
+                phase=phase,
+                files_total=0,
+                files_indexed=0,
+                files_failed=0,  # type: ignore[arg-type]
+                files_skipped=0,
+                skipped_by_reason={},
+                chunks=0,
+                lexical=Progress(done=0, total=0),
+                dense=Progress(done=0, total=0),
+                last_indexed_at=None,
+                embedder=EmbedderInfo(
+                    provider=self.settings.embedder.provider, model=self.settings.embedder.model, dimension=0
+                ),
                 store=StoreInfo(kind="remote" if self.settings.qdrant.url else "edge", location=""),
-                cache=CacheInfo(hits=0, misses=0, hit_rate=0.0), errors=[],
-                workspace=str(self.root or ""), version=__version__, message=self.settings_error)
+                cache=CacheInfo(hits=0, misses=0, hit_rate=0.0),
+                errors=[],
+                workspace=str(self.root or ""),
+                version=__version__,
+                message=self.settings_error,
+            )
         total_lookups = snap.cache_hits + snap.cache_misses
         return IndexStatus(
             state=snap.state,  # type: ignore[arg-type]
-            phase=snap.phase, files_total=snap.files_total, files_indexed=snap.files_indexed,
-            files_failed=snap.files_failed, files_skipped=snap.files_skipped,
-            skipped_by_reason=snap.skipped_by_reason, chunks=snap.chunks,
-            lexical=Progress(done=snap.lexical_done, total=snap.files_total - snap.files_failed
-                             if snap.files_total >= snap.files_failed else snap.files_total),
-            dense=Progress(done=snap.dense_done, total=snap.files_total - snap.files_failed
-                           if snap.files_total >= snap.files_failed else snap.files_total),
+            phase=snap.phase,
+            files_total=snap.files_total,
+            files_indexed=snap.files_indexed,
+            files_failed=snap.files_failed,
+            files_skipped=snap.files_skipped,
+            skipped_by_reason=snap.skipped_by_reason,
+            chunks=snap.chunks,
+            lexical=Progress(
+                done=snap.lexical_done,
+                total=snap.files_total - snap.files_failed
+                if snap.files_total >= snap.files_failed
+                else snap.files_total,
+            ),
+            dense=Progress(
+                done=snap.dense_done,
+                total=snap.files_total - snap.files_failed
+                if snap.files_total >= snap.files_failed
+                else snap.files_total,
+            ),
             last_indexed_at=snap.last_indexed_at,
-            embedder=EmbedderInfo(provider=emb.provider if emb else self.settings.embedder.provider,
-                                  model=emb.model_id if emb else self.settings.embedder.model,
-                                  dimension=emb.dimension if emb else 0),
-            store=StoreInfo(kind=store.kind if store else ("remote" if self.settings.qdrant.url else "edge"),
-                            location=store.location if store else ""),
-            cache=CacheInfo(hits=snap.cache_hits, misses=snap.cache_misses,
-                            hit_rate=round(snap.cache_hits / total_lookups, 4) if total_lookups else 0.0),
+            embedder=EmbedderInfo(
+                provider=emb.provider if emb else self.settings.embedder.provider,
+                model=emb.model_id if emb else self.settings.embedder.model,
+                dimension=emb.dimension if emb else 0,
+            ),
+            store=StoreInfo(
+                kind=store.kind if store else ("remote" if self.settings.qdrant.url else "edge"),
+                location=store.location if store else "",
+            ),
+            cache=CacheInfo(
+                hits=snap.cache_hits,
+                misses=snap.cache_misses,
+                hit_rate=round(snap.cache_hits / total_lookups, 4) if total_lookups else 0.0,
+            ),
             embedded=snap.embeds,
             errors=[ErrorOut(path=e.path, message=e.message, time=e.time) for e in snap.errors],
-            workspace=str(self.root or ""), version=__version__,
+            workspace=str(self.root or ""),
+            version=__version__,
             message=snap.message or self.settings_error,
         )
 
@@ -217,13 +258,22 @@ class RaglsServer(LanguageServer):
                     supports_progress = False
                     continue
                 begin = f"0/{st.files_total} files" if st.files_total else "discovering files"
-                self.work_done_progress.begin(token, types.WorkDoneProgressBegin(
-                    title="ragls: indexing", message=begin, percentage=0, cancellable=False))
+                self.work_done_progress.begin(
+                    token,
+                    types.WorkDoneProgressBegin(
+                        title="ragls: indexing", message=begin, percentage=0, cancellable=False
+                    ),
+                )
             elif st.state == "indexing" and token is not None:
-                self.work_done_progress.report(token, types.WorkDoneProgressReport(message=msg, percentage=min(pct, 99)))
+                self.work_done_progress.report(
+                    token, types.WorkDoneProgressReport(message=msg, percentage=min(pct, 99))
+                )
             elif st.state != "indexing" and token is not None:
-                end = (f"{st.files_indexed} files, {st.chunks} chunks" if st.state == "ready"
-                       else f"error: {st.message or 'see rag/indexStatus'}")
+                end = (
+                    f"{st.files_indexed} files, {st.chunks} chunks"
+                    if st.state == "ready"
+                    else f"error: {st.message or 'see rag/indexStatus'}"
+                )
                 if st.files_failed:
                     end += f", {st.files_failed} failed"
                 self.work_done_progress.end(token, types.WorkDoneProgressEnd(message=end))
@@ -386,20 +436,40 @@ async def rag_retrieve(ls: RaglsServer, params: Any) -> dict[str, Any]:
         allowed = [path for path in idx.indexed_paths() if spec.match_file(path)]
     try:
         res = await asyncio.to_thread(
-            retrieve, idx.store, idx.embedder, ls.settings.retrieval, p.query, p.top_k, p.max_chars,
-            allowed, p.languages)
+            retrieve,
+            idx.store,
+            idx.embedder,
+            ls.settings.retrieval,
+            p.query,
+            p.top_k,
+            p.max_chars,
+            allowed,
+            p.languages,
+        )
     except Exception as exc:  # the store can fail (remote down); chat must keep working
         log.error("retrieve failed: %s", exc)
         empty.error = f"retrieval failed: {exc}"
         return empty.model_dump(by_alias=True)
     root = ls.root or Path("/")
     out = RetrieveResultOut(
-        context=res.context, took_ms=round(res.took_ms, 2),
-        chunks=[ChunkOut(uri=(root / h.path).as_uri(), path=h.path,
-                         range=Range(start=Position(line=h.start_line - 1, character=0),
-                                     end=Position(line=h.end_line, character=0)),
-                         symbol=h.symbol, kind=h.kind, language=h.language, score=round(h.score, 6),
-                         content=h.content) for h in res.hits])
+        context=res.context,
+        took_ms=round(res.took_ms, 2),
+        chunks=[
+            ChunkOut(
+                uri=(root / h.path).as_uri(),
+                path=h.path,
+                range=Range(
+                    start=Position(line=h.start_line - 1, character=0), end=Position(line=h.end_line, character=0)
+                ),
+                symbol=h.symbol,
+                kind=h.kind,
+                language=h.language,
+                score=round(h.score, 6),
+                content=h.content,
+            )
+            for h in res.hits
+        ],
+    )
     return out.model_dump(by_alias=True)
 
 

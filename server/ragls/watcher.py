@@ -18,8 +18,9 @@ _RULE_FILES = (".gitignore", ".ragignore")
 
 
 class Watcher:
-    def __init__(self, root: Path, rules: IgnoreRules, on_changes: Callable[[set[str]], None],
-                 debounce_ms: int) -> None:
+    def __init__(
+        self, root: Path, rules: IgnoreRules, on_changes: Callable[[set[str]], None], debounce_ms: int
+    ) -> None:
         self.root = root.resolve()
         self.rules = rules
         self.on_changes = on_changes
@@ -30,8 +31,11 @@ class Watcher:
 
     def _rel(self, path: str) -> str | None:
         try:
-            return Path(path).resolve().relative_to(self.root).as_posix() if not Path(path).is_symlink() \
+            return (
+                Path(path).resolve().relative_to(self.root).as_posix()
+                if not Path(path).is_symlink()
                 else Path(path).relative_to(self.root).as_posix()
+            )
         except ValueError:
             return None
 
@@ -57,9 +61,15 @@ class Watcher:
         while not self._stop.is_set():
             try:
                 for changes in watchfiles.watch(
-                    self.root, watch_filter=self._keep, debounce=self.debounce_ms, step=50,
-                    stop_event=self._stop, force_polling=force_polling, poll_delay_ms=500,
-                    raise_interrupt=False, ignore_permission_denied=True,
+                    self.root,
+                    watch_filter=self._keep,
+                    debounce=self.debounce_ms,
+                    step=50,
+                    stop_event=self._stop,
+                    force_polling=force_polling,
+                    poll_delay_ms=500,
+                    raise_interrupt=False,
+                    ignore_permission_denied=True,
                 ):
                     rels = {r for _, p in changes if (r := self._rel(p))}
                     if rels:
@@ -67,11 +77,16 @@ class Watcher:
                 return
             except OSError as exc:
                 if force_polling:
-                    log.error("file watching failed even when polling: %s; changes are picked up "
-                              "on the next reindex only", exc)
+                    log.error(
+                        "file watching failed even when polling: %s; changes are picked up on the next reindex only",
+                        exc,
+                    )
                     return
-                log.warning("file watching with inotify failed (%s): falling back to polling. Raise "
-                            "fs.inotify.max_user_watches to avoid this.", exc)
+                log.warning(
+                    "file watching with inotify failed (%s): falling back to polling. Raise "
+                    "fs.inotify.max_user_watches to avoid this.",
+                    exc,
+                )
                 force_polling = True
                 self.polling = True
             except Exception as exc:  # never take the server down with the watcher

@@ -71,8 +71,12 @@ Starter = Callable[..., Awaitable[Session]]
 async def start(workspace: Path, cache_dir: Path) -> AsyncIterator[Starter]:
     sessions: list[Session] = []
 
-    async def _start(root: Path | None = None, init: dict[str, Any] | None = None,
-                     progress: bool = True, env: dict[str, str] | None = None) -> Session:
+    async def _start(
+        root: Path | None = None,
+        init: dict[str, Any] | None = None,
+        progress: bool = True,
+        env: dict[str, str] | None = None,
+    ) -> Session:
         root = root or workspace
         config = ClientServerConfig(
             server_command=[sys.executable, "-m", "ragls"],
@@ -81,11 +85,14 @@ async def start(workspace: Path, cache_dir: Path) -> AsyncIterator[Starter]:
         client = await config.start()
         caps = client_capabilities("visual-studio-code") if progress else types.ClientCapabilities()
         session = Session(client, root)
-        await client.initialize_session(types.InitializeParams(
-            capabilities=caps, root_uri=root.as_uri(),
-            workspace_folders=[types.WorkspaceFolder(uri=root.as_uri(), name=root.name)],
-            initialization_options=init or {"indexing": {"debounceMs": 50, "openBufferDebounceMs": 50}},
-        ))
+        await client.initialize_session(
+            types.InitializeParams(
+                capabilities=caps,
+                root_uri=root.as_uri(),
+                workspace_folders=[types.WorkspaceFolder(uri=root.as_uri(), name=root.name)],
+                initialization_options=init or {"indexing": {"debounceMs": 50, "openBufferDebounceMs": 50}},
+            )
+        )
         sessions.append(session)
         return session
 

@@ -8,7 +8,7 @@ from ragls.chunking.model import Chunk
 from ragls.chunking.text import window_chunks
 from ragls.config import IndexingSettings
 
-__all__ = ["Chunk", "chunk_file", "SUPPORTED_CODE_LANGUAGES"]
+__all__ = ["SUPPORTED_CODE_LANGUAGES", "Chunk", "chunk_file"]
 
 SUPPORTED_CODE_LANGUAGES = sorted(SPECS)
 
@@ -18,11 +18,18 @@ def chunk_file(path: str, language: str, text: str, settings: IndexingSettings |
     s = settings or IndexingSettings()
     if language in SPECS:
         try:
-            return code_chunks(path, language, text, s.max_chunk_chars, s.min_chunk_chars,
-                               s.window_lines, s.window_overlap, s.small_class_chars)
+            return code_chunks(
+                path,
+                language,
+                text,
+                s.max_chunk_chars,
+                s.min_chunk_chars,
+                s.window_lines,
+                s.window_overlap,
+                s.small_class_chars,
+            )
         except (ValueError, RecursionError, LookupError):
             pass  # fall through to windows: a grammar hiccup must not lose the file
     if language == "markdown":
         return markdown_chunks(path, text, s.max_chunk_chars, s.window_lines, s.window_overlap)
-    return window_chunks(path, language, text.split("\n"), s.window_lines, s.window_overlap,
-                         s.max_chunk_chars)
+    return window_chunks(path, language, text.split("\n"), s.window_lines, s.window_overlap, s.max_chunk_chars)

@@ -31,12 +31,18 @@ def _fs(*names: str) -> frozenset[str]:
     return frozenset(names)
 
 
-_JS_FUNCS = _fs("function_declaration", "generator_function_declaration", "method_definition",
-                "function_signature", "abstract_method_signature")
+_JS_FUNCS = _fs(
+    "function_declaration",
+    "generator_function_declaration",
+    "method_definition",
+    "function_signature",
+    "abstract_method_signature",
+)
 _JS = LangSpec(
     functions=_JS_FUNCS,
-    classes=_fs("class_declaration", "abstract_class_declaration", "class", "interface_declaration",
-                "enum_declaration"),
+    classes=_fs(
+        "class_declaration", "abstract_class_declaration", "class", "interface_declaration", "enum_declaration"
+    ),
     containers=_fs("internal_module", "module"),
     wrappers=_fs("export_statement", "decorator"),
     imports=_fs("import_statement"),
@@ -71,8 +77,13 @@ SPECS: dict[str, LangSpec] = {
     ),
     "java": LangSpec(
         functions=_fs("method_declaration", "constructor_declaration", "compact_constructor_declaration"),
-        classes=_fs("class_declaration", "interface_declaration", "enum_declaration",
-                    "record_declaration", "annotation_type_declaration"),
+        classes=_fs(
+            "class_declaration",
+            "interface_declaration",
+            "enum_declaration",
+            "record_declaration",
+            "annotation_type_declaration",
+        ),
         imports=_fs("import_declaration", "package_declaration"),
         comments=_fs("line_comment", "block_comment"),
     ),
@@ -97,10 +108,16 @@ SPECS: dict[str, LangSpec] = {
         declarations=_fs("enum_specifier", "type_definition", "alias_declaration"),
     ),
     "csharp": LangSpec(
-        functions=_fs("method_declaration", "constructor_declaration", "destructor_declaration",
-                      "operator_declaration", "local_function_statement"),
-        classes=_fs("class_declaration", "struct_declaration", "interface_declaration",
-                    "record_declaration", "enum_declaration"),
+        functions=_fs(
+            "method_declaration",
+            "constructor_declaration",
+            "destructor_declaration",
+            "operator_declaration",
+            "local_function_statement",
+        ),
+        classes=_fs(
+            "class_declaration", "struct_declaration", "interface_declaration", "record_declaration", "enum_declaration"
+        ),
         containers=_fs("namespace_declaration", "file_scoped_namespace_declaration"),
         imports=_fs("using_directive"),
     ),
@@ -117,8 +134,16 @@ SPECS: dict[str, LangSpec] = {
     ),
 }
 
-_NAME_TYPES = {"identifier", "simple_identifier", "type_identifier", "constant", "name",
-               "property_identifier", "field_identifier", "namespace_identifier"}
+_NAME_TYPES = {
+    "identifier",
+    "simple_identifier",
+    "type_identifier",
+    "constant",
+    "name",
+    "property_identifier",
+    "field_identifier",
+    "namespace_identifier",
+}
 _GO_RECEIVER = re.compile(r"(\w+)\s*(?:\[[^\]]*\])?\s*\)\s*$")
 
 _local = threading.local()
@@ -133,8 +158,17 @@ def _parser(language: str) -> Parser:
 
 
 class _Builder:
-    def __init__(self, path: str, language: str, text: str, max_chars: int, min_chars: int,
-                 window: int, overlap: int, small_class: int) -> None:
+    def __init__(
+        self,
+        path: str,
+        language: str,
+        text: str,
+        max_chars: int,
+        min_chars: int,
+        window: int,
+        overlap: int,
+        small_class: int,
+    ) -> None:
         self.path = path
         self.language = language
         self.spec = SPECS[language]
@@ -168,7 +202,8 @@ class _Builder:
             m = _GO_RECEIVER.search(self.node_text(recv)) if recv else None
             own = self.node_text(base) if base else None
             return f"{m.group(1)}.{own}" if m and own else own
-        for fname in ("name", "type"):
+        # `type` names a Rust impl block; elsewhere it is a return type, not a name.
+        for fname in ("name", "type") if node.type == "impl_item" else ("name",):
             n = node.child_by_field_name(fname)
             if n is not None and n.type in _NAME_TYPES | {"generic_type", "scoped_type_identifier"}:
                 if n.type == "generic_type" and n.named_child_count:
@@ -178,8 +213,14 @@ class _Builder:
                 return self.node_text(n)
         d = node.child_by_field_name("declarator")
         while d is not None:
-            if d.type in ("identifier", "field_identifier", "qualified_identifier", "destructor_name",
-                          "operator_name", "type_identifier"):
+            if d.type in (
+                "identifier",
+                "field_identifier",
+                "qualified_identifier",
+                "destructor_name",
+                "operator_name",
+                "type_identifier",
+            ):
                 return self.node_text(d).replace("::", ".")
             d = d.child_by_field_name("declarator") or d.child_by_field_name("name")
         for c in node.named_children:
@@ -204,15 +245,37 @@ class _Builder:
             return
         sig = self.signature(s) if kind in ("function", "method", "class", "class_header") else None
         if len(text) <= self.max_chars:
-            self.chunks.append(Chunk(self.path, self.language, s + 1, e + 1, kind, symbol, text,
-                                     parent, sig, self.imports))
+            self.chunks.append(
+                Chunk(self.path, self.language, s + 1, e + 1, kind, symbol, text, parent, sig, self.imports)
+            )
             return
         # Oversize: split by lines; every piece keeps the definition's signature in metadata
         # (and so in the embedded text).
-        for piece in window_chunks(self.path, self.language, self.lines[s : e + 1], self.window,
-                                   0, self.max_chars, first_line=s + 1, kind=kind, symbol=symbol):
-            self.chunks.append(Chunk(piece.path, piece.language, piece.start_line, piece.end_line,
-                                     kind, symbol, piece.text, parent, sig, self.imports))
+        for piece in window_chunks(
+            self.path,
+            self.language,
+            self.lines[s : e + 1],
+            self.window,
+            0,
+            self.max_chars,
+            first_line=s + 1,
+            kind=kind,
+            symbol=symbol,
+        ):
+            self.chunks.append(
+                Chunk(
+                    piece.path,
+                    piece.language,
+                    piece.start_line,
+                    piece.end_line,
+                    kind,
+                    symbol,
+                    piece.text,
+                    parent,
+                    sig,
+                    self.imports,
+                )
+            )
 
     # -- walking ---------------------------------------------------------------------------
     def unwrap(self, node: Node) -> Node:
@@ -249,8 +312,7 @@ class _Builder:
         if len(decls) != 1:
             return None
         val = decls[0].child_by_field_name("value")
-        if val is not None and val.type in ("arrow_function", "function_expression", "function",
-                                            "generator_function"):
+        if val is not None and val.type in ("arrow_function", "function_expression", "function", "generator_function"):
             return decls[0]
         return None
 
@@ -301,8 +363,9 @@ class _Builder:
         pending.extend(comments)
         flush_pending()
 
-    def visit_definition(self, outer: Node, node: Node, kind: str, prefix: str | None,
-                         in_class: bool, start_row: int) -> None:
+    def visit_definition(
+        self, outer: Node, node: Node, kind: str, prefix: str | None, in_class: bool, start_row: int
+    ) -> None:
         name = self.name(self._var_function(node) or node if kind == "function" else node)
         symbol = f"{prefix}.{name}" if prefix and name else (name or prefix)
         _, e = self.rows(outer)
@@ -322,9 +385,18 @@ class _Builder:
         if b is not None:
             return b
         for c in reversed(node.named_children):
-            if c.type in ("class_body", "declaration_list", "field_declaration_list", "body_statement",
-                          "enum_body", "interface_body", "block", "enum_class_body", "statement_block",
-                          "object_type"):
+            if c.type in (
+                "class_body",
+                "declaration_list",
+                "field_declaration_list",
+                "body_statement",
+                "enum_body",
+                "interface_body",
+                "block",
+                "enum_class_body",
+                "statement_block",
+                "object_type",
+            ):
                 return c
         return None
 
@@ -349,12 +421,12 @@ class _Builder:
         )[:30]
         self.visit_block(root.named_children, None, in_class=False)
         if not self.chunks and "".join(self.lines).strip():
-            self.chunks = window_chunks(self.path, self.language, self.lines, self.window,
-                                        self.overlap, self.max_chars)
+            self.chunks = window_chunks(self.path, self.language, self.lines, self.window, self.overlap, self.max_chars)
         self.chunks.sort(key=lambda c: (c.start_line, c.end_line))
         return self.chunks
 
 
-def code_chunks(path: str, language: str, text: str, max_chars: int, min_chars: int,
-                window: int, overlap: int, small_class: int) -> list[Chunk]:
+def code_chunks(
+    path: str, language: str, text: str, max_chars: int, min_chars: int, window: int, overlap: int, small_class: int
+) -> list[Chunk]:
     return _Builder(path, language, text, max_chars, min_chars, window, overlap, small_class).run()

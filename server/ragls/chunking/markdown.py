@@ -43,6 +43,17 @@ def markdown_chunks(path: str, text: str, max_chars: int, window: int, overlap: 
         if len(body) <= max_chars:
             out.append(Chunk(path, "markdown", s + 1, e + 1, "section", symbol, body))
         else:
-            out.extend(window_chunks(path, "markdown", lines[s : e + 1], window, overlap, max_chars,
-                                     first_line=s + 1, kind="section", symbol=symbol))
+            out.extend(
+                window_chunks(
+                    path,
+                    "markdown",
+                    lines[s : e + 1],
+                    window,
+                    overlap,
+                    max_chars,
+                    first_line=s + 1,
+                    kind="section",
+                    symbol=symbol,
+                )
+            )
     return out

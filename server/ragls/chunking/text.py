@@ -5,9 +5,17 @@ from __future__ import annotations
 from ragls.chunking.model import Chunk
 
 
-def window_chunks(path: str, language: str, lines: list[str], size: int, overlap: int,
-                  max_chars: int, first_line: int = 1, kind: str = "text",
-                  symbol: str | None = None) -> list[Chunk]:
+def window_chunks(
+    path: str,
+    language: str,
+    lines: list[str],
+    size: int,
+    overlap: int,
+    max_chars: int,
+    first_line: int = 1,
+    kind: str = "text",
+    symbol: str | None = None,
+) -> list[Chunk]:
     out: list[Chunk] = []
     i = 0
     n = len(lines)

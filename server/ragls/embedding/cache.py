@@ -33,7 +33,7 @@ class EmbeddingCache:
                 for key, blob in self._db.execute(q, part):
                     v = np.frombuffer(blob, dtype=np.float32)
                     if v.shape[0] == self._dim:
-                        found[key[len(self._prefix):]] = v
+                        found[key[len(self._prefix) :]] = v
         self.hits += len(found)
         self.misses += len(set(hashes)) - len(found)
         return found

@@ -52,8 +52,7 @@ class LocalOnnxEmbedder:
         for i, e in enumerate(encs):
             ids[i, : len(e.ids)] = e.ids
             mask[i, : len(e.ids)] = 1
-        hidden = session.run(None, {"input_ids": ids, "attention_mask": mask,
-                                    "token_type_ids": np.zeros_like(ids)})[0]
+        hidden = session.run(None, {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)})[0]
         m = mask[..., None].astype(np.float32)
         pooled = (hidden * m).sum(1) / np.maximum(m.sum(1), 1e-9)
         return (pooled / np.maximum(np.linalg.norm(pooled, axis=1, keepdims=True), 1e-12)).astype(np.float32)

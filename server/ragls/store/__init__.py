@@ -9,8 +9,17 @@ from pathlib import Path
 from ragls.config import Settings, cache_root
 from ragls.store.base import PointData, SearchRequest, Store, StoredHit, StoreError, StoreLocked
 
-__all__ = ["PointData", "SearchRequest", "Store", "StoredHit", "StoreError", "StoreLocked",
-           "index_dir", "open_store", "workspace_id"]
+__all__ = [
+    "PointData",
+    "SearchRequest",
+    "Store",
+    "StoreError",
+    "StoreLocked",
+    "StoredHit",
+    "index_dir",
+    "open_store",
+    "workspace_id",
+]
 
 
 def workspace_id(root: Path) -> str:

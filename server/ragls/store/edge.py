@@ -87,13 +87,13 @@ class EdgeStore:
         prefetch: list[qe.Prefetch] = []
         weights: list[float] = []
         if req.dense is not None:
-            prefetch.append(qe.Prefetch(limit=req.candidates, filter=flt,
-                                        query=qe.Query.Nearest(req.dense.tolist(), using=DENSE)))
+            prefetch.append(
+                qe.Prefetch(limit=req.candidates, filter=flt, query=qe.Query.Nearest(req.dense.tolist(), using=DENSE))
+            )
             weights.append(req.weights[0])
         if req.sparse[0]:
             sv = qe.SparseVector(req.sparse[0], req.sparse[1])
-            prefetch.append(qe.Prefetch(limit=req.candidates, filter=flt,
-                                        query=qe.Query.Nearest(sv, using=LEXICAL)))
+            prefetch.append(qe.Prefetch(limit=req.candidates, filter=flt, query=qe.Query.Nearest(sv, using=LEXICAL)))
             weights.append(req.weights[1])
         if req.symbol_names and prefetch:
             sym = qe.FieldCondition("symbol_names", match=qe.MatchAny(req.symbol_names))
@@ -104,8 +104,9 @@ class EdgeStore:
         if not prefetch:
             return []
         fusion = qe.Fusion.Dbsf() if req.fusion == "dbsf" else qe.Fusion.Rrf(k=60, weights=weights)
-        points = self._shard.query(qe.QueryRequest(limit=req.limit, prefetches=prefetch, query=fusion,
-                                                   with_payload=True, filter=flt))
+        points = self._shard.query(
+            qe.QueryRequest(limit=req.limit, prefetches=prefetch, query=fusion, with_payload=True, filter=flt)
+        )
         return [StoredHit(str(p.id), float(p.score), dict(p.payload or {})) for p in points]
 
     def retrieve(self, ids: list[str]) -> list[StoredHit]:
@@ -119,8 +120,9 @@ class EdgeStore:
         out: dict[str, tuple[str, bool]] = {}
         offset = None
         while True:
-            recs, offset = self._shard.scroll(qe.ScrollRequest(offset=offset, limit=2048,
-                                                               with_payload=["path"], with_vector=[DENSE]))
+            recs, offset = self._shard.scroll(
+                qe.ScrollRequest(offset=offset, limit=2048, with_payload=["path"], with_vector=[DENSE])
+            )
             for r in recs:
                 vec = r.vector
                 has_dense = isinstance(vec, dict) and DENSE in vec

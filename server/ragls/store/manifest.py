@@ -46,18 +46,25 @@ class Manifest:
 
     def all(self) -> dict[str, FileRecord]:
         with self._lock:
-            rows = self._db.execute("SELECT path, hash, size, mtime_ns, language, status, chunk_ids,"
-                                    " pending_ids, error FROM files").fetchall()
-        return {r[0]: FileRecord(r[0], r[1], r[2], r[3], r[4], r[5], json.loads(r[6] or "[]"),
-                                 json.loads(r[7] or "[]"), r[8]) for r in rows}
+            rows = self._db.execute(
+                "SELECT path, hash, size, mtime_ns, language, status, chunk_ids, pending_ids, error FROM files"
+            ).fetchall()
+        return {
+            r[0]: FileRecord(
+                r[0], r[1], r[2], r[3], r[4], r[5], json.loads(r[6] or "[]"), json.loads(r[7] or "[]"), r[8]
+            )
+            for r in rows
+        }
 
     def set_pending(self, path: str, ids: list[str]) -> None:
         with self._lock, self._db:
             cur = self._db.execute("UPDATE files SET pending_ids=? WHERE path=?", (json.dumps(ids), path))
             if cur.rowcount == 0:
-                self._db.execute("INSERT INTO files (path, hash, size, mtime_ns, language, status,"
-                                 " chunk_ids, pending_ids) VALUES (?, '', 0, 0, '', 'pending', '[]', ?)",
-                                 (path, json.dumps(ids)))
+                self._db.execute(
+                    "INSERT INTO files (path, hash, size, mtime_ns, language, status,"
+                    " chunk_ids, pending_ids) VALUES (?, '', 0, 0, '', 'pending', '[]', ?)",
+                    (path, json.dumps(ids)),
+                )
 
     def put(self, rec: FileRecord) -> None:
         self.put_many([rec])
@@ -66,8 +73,20 @@ class Manifest:
         with self._lock, self._db:
             self._db.executemany(
                 "INSERT OR REPLACE INTO files VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                [(r.path, r.hash, r.size, r.mtime_ns, r.language, r.status, json.dumps(r.chunk_ids),
-                  json.dumps(r.pending_ids), r.error) for r in recs],
+                [
+                    (
+                        r.path,
+                        r.hash,
+                        r.size,
+                        r.mtime_ns,
+                        r.language,
+                        r.status,
+                        json.dumps(r.chunk_ids),
+                        json.dumps(r.pending_ids),
+                        r.error,
+                    )
+                    for r in recs
+                ],
             )
 
     def set_status(self, paths: list[str], status: str) -> None:

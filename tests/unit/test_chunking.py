@@ -1,0 +1,240 @@
+"""Chunking per language: every supported grammar yields function/method chunks with
+qualified symbols and exact 1-based line ranges."""
+
+from __future__ import annotations
+
+import pytest
+
+from ragls.chunking import SUPPORTED_CODE_LANGUAGES, chunk_file
+from ragls.config import IndexingSettings
+
+SAMPLES: dict[str, tuple[str, str, set[str]]] = {
+    "python": (
+        "a.py",
+        '''import os
+
+class Greeter:
+    """Says hello."""
+    def __init__(self, name):
+        self.name = name
+    def greet(self):
+        return "hi " + self.name
+
+@decorator
+def top_level(x):
+    return x * 2
+''',
+        {"Greeter.__init__", "Greeter.greet", "top_level"},
+    ),
+    "javascript": (
+        "a.js",
+        """// adds numbers
+function add(a, b) { return a + b; }
+class Cart {
+  total() { return 1; }
+  clear() { this.items = []; }
+}
+const mul = (a, b) => a * b;
+export function exported(x) { return x; }
+""",
+        {"add", "Cart.total", "Cart.clear", "mul", "exported"},
+    ),
+    "typescript": (
+        "a.ts",
+        """export class Repo<T> {
+  private items: T[] = [];
+  find(id: string): T | undefined { return undefined; }
+  save(item: T): void { this.items.push(item); }
+}
+export const parse = (s: string): number => Number(s);
+function helper(): void {}
+""",
+        {"Repo.find", "Repo.save", "parse", "helper"},
+    ),
+    "tsx": (
+        "a.tsx",
+        """export function Button(props: { label: string }) {
+  return <button>{props.label}</button>;
+}
+export const Card = () => <div />;
+""",
+        {"Button", "Card"},
+    ),
+    "go": (
+        "a.go",
+        """package p
+
+// Sum adds.
+func Sum(a, b int) int { return a + b }
+
+func (s *Store) Get(id string) string { return id }
+
+type Store struct{ m map[string]string }
+""",
+        {"Sum", "Store.Get", "Store"},
+    ),
+    "rust": (
+        "a.rs",
+        """use std::fmt;
+
+pub fn parse(s: &str) -> i32 { 0 }
+
+impl Display for Point {
+    fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result { Ok(()) }
+    fn other(&self) {}
+}
+""",
+        {"parse", "Point.fmt", "Point.other"},
+    ),
+    "java": (
+        "A.java",
+        """package x;
+public class Account {
+    private int balance;
+    public Account(int b) { balance = b; }
+    public void deposit(int amount) { balance += amount; }
+    public int getBalance() { return balance; }
+}
+""",
+        {"Account", "Account.Account", "Account.deposit", "Account.getBalance"},
+    ),
+    "kotlin": (
+        "a.kt",
+        """fun topLevel(x: Int): Int = x + 1
+class Box(val v: Int) {
+    fun double(): Int = v * 2
+}
+""",
+        {"topLevel", "Box.double"},
+    ),
+    "c": (
+        "a.c",
+        """#include <stdio.h>
+static int add(int a, int b) { return a + b; }
+int *make(void) { return 0; }
+""",
+        {"add", "make"},
+    ),
+    "cpp": (
+        "a.cpp",
+        """namespace geo {
+int area(int w, int h) { return w * h; }
+}
+int Shape::perimeter() const { return 0; }
+template <typename T> T maxOf(T a, T b) { return a > b ? a : b; }
+""",
+        {"geo.area", "Shape.perimeter", "maxOf"},
+    ),
+    "csharp": (
+        "a.cs",
+        """namespace Shop {
+  public class Order {
+    public decimal Total() { return 0; }
+    public Order() {}
+  }
+}
+""",
+        {"Shop.Order.Total", "Shop.Order.Order"},
+    ),
+    "ruby": (
+        "a.rb",
+        """module Billing
+  class Invoice
+    def total
+      1
+    end
+    def self.build
+      new
+    end
+  end
+end
+""",
+        {"Billing.Invoice.total", "Billing.Invoice.build"},
+    ),
+    "php": (
+        "a.php",
+        """<?php
+function helper($x) { return $x; }
+class Cart {
+    public function add($item) { $this->items[] = $item; }
+}
+""",
+        {"helper", "Cart.add"},
+    ),
+}
+
+
+def test_every_listed_language_has_a_sample() -> None:
+    assert set(SAMPLES) == set(SUPPORTED_CODE_LANGUAGES)
+
+
+def test_small_class_stays_whole() -> None:
+    path, src, _ = SAMPLES["java"]
+    (only,) = [c for c in chunk_file(path, "java", src) if c.kind == "class"]
+    assert only.symbol == "Account" and "getBalance" in only.text
+
+
+@pytest.mark.parametrize("language", sorted(SAMPLES))
+def test_language_symbols_and_ranges(language: str) -> None:
+    path, src, expected = SAMPLES[language]
+    # small_class_chars=0 splits every class, so method naming is what is checked here.
+    chunks = chunk_file(path, language, src, IndexingSettings(small_class_chars=0))
+    symbols = {c.symbol for c in chunks}
+    assert expected <= symbols, (language, symbols)
+    lines = src.split("\n")
+    for c in chunks:
+        assert 1 <= c.start_line <= c.end_line <= len(lines)
+        assert c.text == "\n".join(lines[c.start_line - 1 : c.end_line])
+        assert c.language == language
+
+
+def test_large_class_becomes_header_plus_methods() -> None:
+    body = "\n".join(f"    def method_{i}(self):\n        return {i} + {i} * 2 - {i} // 3\n" for i in range(30))
+    src = f"class Big:\n    '''Many methods.'''\n    field = 1\n\n{body}"
+    chunks = chunk_file("big.py", "python", src)
+    kinds = {c.kind for c in chunks}
+    assert "class_header" in kinds and "method" in kinds
+    header = next(c for c in chunks if c.kind == "class_header")
+    assert "field = 1" in header.text and "def method_0" not in header.text
+    assert {f"Big.method_{i}" for i in range(30)} <= {c.symbol for c in chunks}
+    assert all(c.parent == "Big" for c in chunks if c.kind == "method")
+
+
+def test_oversize_function_is_split_and_keeps_its_header() -> None:
+    body = "\n".join(f"    x{i} = compute({i}, 'padding to make the line longer than usual')" for i in range(200))
+    src = f"def huge(a, b):\n{body}\n    return a\n"
+    s = IndexingSettings(max_chunk_chars=2000)
+    chunks = chunk_file("h.py", "python", src, s)
+    assert len(chunks) > 3
+    assert all(len(c.text) <= 2000 for c in chunks)
+    assert all(c.symbol == "huge" and c.signature == "def huge(a, b):" for c in chunks)
+    assert "signature: def huge(a, b):" in chunks[2].embedding_text()
+    covered = sorted((c.start_line, c.end_line) for c in chunks)
+    assert covered[0][0] == 1 and covered[-1][1] == 202
+
+
+def test_doc_comment_attaches_to_following_definition() -> None:
+    src = "package p\n\n// Sum adds two numbers.\n// It never overflows.\nfunc Sum(a, b int) int { return a + b }\n"
+    (fn,) = [c for c in chunk_file("a.go", "go", src) if c.symbol == "Sum"]
+    assert fn.start_line == 3 and "never overflows" in fn.text
+
+
+def test_markdown_sections_carry_heading_path() -> None:
+    src = "# Guide\n\nintro\n\n## Install\n\nrun it\n\n```sh\n# not a heading\n```\n\n## Use\n\ncall it\n"
+    chunks = chunk_file("g.md", "markdown", src)
+    assert [c.symbol for c in chunks] == ["Guide", "Guide > Install", "Guide > Use"]
+    assert "# not a heading" in chunks[1].text
+
+
+def test_text_windows_overlap() -> None:
+    src = "\n".join(f"line {i}" for i in range(100))
+    chunks = chunk_file("notes.txt", "text", src, IndexingSettings(window_lines=40, window_overlap=10))
+    assert [(c.start_line, c.end_line) for c in chunks] == [(1, 40), (31, 70), (61, 100)]
+
+
+@pytest.mark.parametrize("language", sorted(SAMPLES))
+def test_broken_source_never_raises(language: str) -> None:
+    path, src, _ = SAMPLES[language]
+    broken = src[: len(src) // 2] + "\n}}}((( <<< \x00 ;;; def class fn {\n" + src[len(src) // 3 :]
+    chunks = chunk_file(path, language, broken)
+    assert chunks and all(c.text.strip() for c in chunks)
