@@ -206,10 +206,13 @@ def main(argv: list[str] | None = None) -> int:
     p = sub.add_parser("clear", help="delete a folder's index")
     p.add_argument("path")
     p.set_defaults(func=cmd_clear)
-    try:
-        from ragls.evaluation.cli import add_eval_parser
+    from ragls.evaluation.cli import add_eval_parser
 
-        add_eval_parser(sub)
+    add_eval_parser(sub)
+    try:  # the server-migration command lives with the remote store
+        from ragls.migrate import add_migrate_parser
+
+        add_migrate_parser(sub)
     except ImportError:
         pass
     a = parser.parse_args(argv)

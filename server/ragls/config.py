@@ -30,6 +30,12 @@ class EmbedderSettings(_Model):
     timeout_s: float = Field(default=60.0, gt=0)
     max_concurrency: int = Field(default=2, ge=1, le=32)
     proxy: str | None = None
+    # HTTP providers: retry policy for 429 / 5xx / timeouts, and Copilot sign-in overrides.
+    max_retries: int = Field(default=4, ge=0, le=10)
+    retry_base_ms: int = Field(default=500, ge=0, le=60_000)
+    retry_max_ms: int = Field(default=30_000, ge=0, le=600_000)
+    token_file: str | None = Field(default=None, description="Copilot apps.json/hosts.json override")
+    auth_url: str | None = Field(default=None, description="GitHub API base for the Copilot token exchange")
 
 
 class QdrantSettings(_Model):
@@ -40,9 +46,14 @@ class QdrantSettings(_Model):
     prefer_grpc: bool = True
     shard_number: int | None = Field(default=None, ge=1)
     replication_factor: int | None = Field(default=None, ge=1)
+    timeout_s: float = Field(default=30.0, gt=0)
+    batch_size: int = Field(default=256, ge=1, le=10_000, description="Points per upsert request")
+    quantization: Literal["none", "scalar"] = "none"
+    on_disk: bool = Field(default=False, description="Keep original vectors on disk (mmap) on the server")
 
 
 class RetrievalSettings(_Model):
+    mode: Literal["hybrid", "dense", "lexical"] = "hybrid"
     top_k: int = Field(default=5, ge=1, le=100)
     max_chars: int = Field(default=4000, ge=0, le=200_000)
     max_per_file: int = Field(default=3, ge=1, le=100)

@@ -143,11 +143,13 @@ def retrieve(
     dense_available: bool = True,
 ) -> RetrieveResult:
     t0 = time.perf_counter()
-    dense = embedder.embed_query(query) if embedder is not None and dense_available else None
+    use_dense = embedder is not None and dense_available and settings.mode != "lexical"
+    dense = embedder.embed_query(query) if use_dense and embedder is not None else None
+    sparse = lexical.query_vector(query) if settings.mode != "dense" else ([], [])
     symbols = query_symbols(query) if settings.symbol_boost else []
     req = SearchRequest(
         dense=dense,
-        sparse=lexical.query_vector(query),
+        sparse=sparse,
         limit=max(top_k * 4, 20),
         candidates=max(settings.candidates, top_k * 4),
         paths=allowed_paths,

@@ -1,0 +1,1 @@
+"""Project evaluation: golden sets, metrics, BM25 baselines, and the `ragls eval` runner."""

@@ -1,0 +1,112 @@
+"""`ragls eval`: score golden sets and print a markdown table (ragls vs BM25 baselines)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+from ragls.config import Settings, load_settings
+from ragls.evaluation.runner import SetResult, run_golden
+
+METRICS = [
+    "mrr_at_10",
+    "recall_at_1",
+    "recall_at_5",
+    "recall_at_10",
+    "precision_at_5",
+    "ndcg_at_10",
+    "chunk_precision_at_5",
+    "latency_p50_ms",
+    "latency_p95_ms",
+]
+HEAD = ["MRR@10", "R@1", "R@5", "R@10", "P@5", "nDCG@10", "chunk prec.", "p50 ms", "p95 ms"]
+
+
+def default_dir() -> Path:
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "ragls-eval"
+
+
+def add_eval_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    p = sub.add_parser("eval", help="score golden sets (query -> expected files) against a real index")
+    p.add_argument("golden", nargs="*", help="golden-set files (.json or .toml)")
+    p.add_argument("--all", action="store_true", help="every set listed in DIR/manifest.json")
+    p.add_argument("--dir", type=Path, default=default_dir(), help="where eval/build_golden.py wrote the sets")
+    p.add_argument("--baselines", action="store_true", help="also score BM25 on the same queries")
+    p.add_argument("--no-ablations", action="store_true", help="score the default configuration only")
+    p.add_argument("--out", type=Path, help="write all figures as JSON here")
+    p.add_argument("-q", "--quiet", action="store_true")
+    p.set_defaults(func=cmd_eval)
+
+
+def _mean_rows(results: list[SetResult]) -> dict[str, dict[str, float]]:
+    """Query-weighted mean of each row over the given sets (latencies: the median of sets)."""
+    rows: dict[str, dict[str, float]] = {}
+    total = sum(r.queries for r in results)
+    for label in results[0].rows:
+        row: dict[str, float] = {}
+        for m in METRICS:
+            vals = [(r.rows[label].get(m, float("nan")), r.queries) for r in results if label in r.rows]
+            vals = [(v, n) for v, n in vals if v == v]
+            if not vals:
+                row[m] = float("nan")
+            elif m.startswith("latency"):
+                row[m] = sorted(v for v, _ in vals)[len(vals) // 2]
+            else:
+                row[m] = sum(v * n for v, n in vals) / sum(n for _, n in vals)
+        row["queries"] = float(total)
+        rows[label] = row
+    return rows
+
+
+def _table(rows: dict[str, dict[str, float]]) -> str:
+    lines = ["| configuration | " + " | ".join(HEAD) + " |", "|---|" + "---:|" * len(HEAD)]
+    for label, row in rows.items():
+        cells = [f"{row[m]:.1f}" if m.startswith("latency") else f"{row[m]:.3f}" for m in METRICS]
+        lines.append(f"| {label} | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def cmd_eval(a: argparse.Namespace) -> int:
+    paths = [Path(g) for g in a.golden]
+    if a.all:
+        manifest = a.dir / "manifest.json"
+        if not manifest.exists():
+            raise SystemExit(f"ragls: {manifest} not found; run `python eval/build_golden.py` first")
+        paths += [a.dir / p["golden"] for p in json.loads(manifest.read_text())["projects"]]
+    if not paths:
+        raise SystemExit("ragls eval: give golden-set files or --all")
+    settings: Settings = load_settings(None, ("eval", {"cacheDir": str(a.dir / "ragls-cache")}))
+    results: list[SetResult] = []
+    for p in paths:
+        if not a.quiet:
+            print(f"eval: {p}", file=sys.stderr, flush=True)
+        results.append(run_golden(p, settings, baselines=a.baselines, ablations=not a.no_ablations, quiet=a.quiet))
+    by_lang: dict[str, list[SetResult]] = {}
+    for r in results:
+        by_lang.setdefault(r.language, []).append(r)
+    lang_rows = {lang: _mean_rows(rs) for lang, rs in sorted(by_lang.items())}
+    # Languages weigh equally in the headline, so one big language cannot hide another.
+    overall: dict[str, dict[str, float]] = {}
+    for label in results[0].rows:
+        overall[label] = {m: sum(lr[label][m] for lr in lang_rows.values()) / len(lang_rows) for m in METRICS}
+    out: list[str] = ["## Mean over languages (each language weighs equally)", "", _table(overall), ""]
+    for lang, rows in lang_rows.items():
+        n = int(next(iter(rows.values()))["queries"])
+        out += [f"### {lang} ({n} queries)", "", _table(rows), ""]
+    out += ["### Sets", "", "| set | language | queries | files | chunks | index s |", "|---|---|---:|---:|---:|---:|"]
+    out += [f"| {r.name} | {r.language} | {r.queries} | {r.files} | {r.chunks} | {r.index_seconds} |" for r in results]
+    print("\n".join(out))
+    if a.out:
+        payload: dict[str, Any] = {
+            "overall": overall,
+            "languages": lang_rows,
+            "sets": [r.__dict__ for r in results],
+        }
+        a.out.parent.mkdir(parents=True, exist_ok=True)
+        a.out.write_text(json.dumps(payload, indent=2) + "\n")
+    return 0
