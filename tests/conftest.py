@@ -19,9 +19,16 @@ def workspace(tmp_path: Path) -> Path:
     return dest
 
 
+@pytest.fixture(scope="session")
+def cache_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Shared by a test session: each workspace gets its own index (its path differs), but
+    the embedding cache is shared, so the fixture is embedded once, not once per test."""
+    return tmp_path_factory.mktemp("ragls-cache")
+
+
 @pytest.fixture
-def cache_dir(tmp_path: Path) -> Path:
-    d = tmp_path / "cache"
+def fresh_cache(tmp_path: Path) -> Path:
+    d = tmp_path / "fresh-cache"
     d.mkdir()
     return d
 

@@ -39,17 +39,22 @@ def _index(root: Path, settings: Settings, quiet: bool = False):  # type: ignore
         raise SystemExit(f"ragls: {idx.fatal}")
     t0 = time.monotonic()
     tty = sys.stderr.isatty()
-    last = ""
+    last_key: tuple[object, ...] = ()
+    last_print = 0.0
     while idx.busy():
         time.sleep(0.2)
         s = idx.snapshot()
+        key = (s.phase, s.lexical_done, s.dense_done, s.files_total, s.chunks)
+        now = time.monotonic()
+        # A terminal gets a live line; a log gets a line only when counts move, at most every 2 s.
+        if quiet or key == last_key or (not tty and now - last_print < 2):
+            continue
         line = (
             f"{s.phase:<11} lexical {s.lexical_done}/{s.files_total}  dense {s.dense_done}/{s.files_total}"
-            f"  chunks {s.chunks}  {time.monotonic() - t0:5.1f}s"
+            f"  chunks {s.chunks}  {now - t0:5.1f}s"
         )
-        if not quiet and line != last:
-            print(("\r" if tty else "") + line, end="" if tty else "\n", file=sys.stderr, flush=True)
-            last = line
+        print(("\r" if tty else "") + line, end="" if tty else "\n", file=sys.stderr, flush=True)
+        last_key, last_print = key, now
     if not quiet and tty:
         print(file=sys.stderr)
     return idx
@@ -181,9 +186,23 @@ def cmd_clear(a: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_check(a: argparse.Namespace) -> int:
+    from ragls.check import check_index
+    from ragls.store import StoreError
+
+    root = _root(a.path)
+    try:
+        rep = check_index(root, _settings(root))
+    except StoreError as exc:
+        raise SystemExit(f"ragls: {exc}") from exc
+    print(json.dumps(rep.as_dict(), indent=2))
+    return 0 if rep.consistent else 1
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="ragls", description="Code-retrieval language server.")
     parser.add_argument("--version", action="version", version=f"ragls {__version__}")
+    parser.add_argument("-v", "--verbose", action="store_true", help="debug logging on stderr")
     sub = parser.add_subparsers(dest="cmd")
     p = sub.add_parser("index", help="index a folder and print its status")
     p.add_argument("path")
@@ -203,6 +222,9 @@ def main(argv: list[str] | None = None) -> int:
     p = sub.add_parser("status", help="print what is indexed for a folder, without indexing")
     p.add_argument("path")
     p.set_defaults(func=cmd_status)
+    p = sub.add_parser("check", help="compare a folder's index with the files on disk")
+    p.add_argument("path")
+    p.set_defaults(func=cmd_check)
     p = sub.add_parser("clear", help="delete a folder's index")
     p.add_argument("path")
     p.set_defaults(func=cmd_clear)
@@ -222,4 +244,6 @@ def main(argv: list[str] | None = None) -> int:
         serve()
         return 0
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
+    if a.verbose:
+        logging.getLogger("ragls").setLevel(logging.DEBUG)
     return int(a.func(a))

@@ -23,12 +23,12 @@ from pathlib import Path
 from ragls import lexical
 from ragls.chunking import Chunk, chunk_file
 from ragls.chunking.model import embedding_text
-from ragls.config import Settings
+from ragls.config import Settings, cache_root
 from ragls.embedding import Embedder, EmbeddingError, make_embedder
 from ragls.embedding.cache import EmbeddingCache
 from ragls.languages import language_of
 from ragls.secrets import is_secret_file, redact
-from ragls.store import PointData, Store, StoreError, StoreLocked, index_dir, open_store
+from ragls.store import PointData, Store, StoreError, StoreLocked, open_index
 from ragls.store.manifest import DENSE, LEXICAL, FileRecord, Manifest
 from ragls.workspace import IgnoreRules, ReadResult, classify, decode_source, discover, read_source
 
@@ -113,14 +113,15 @@ class Indexer:
         self._lock = threading.Lock()  # guards the in-memory state below
         self.records: dict[str, FileRecord] = {}
         self.failed: dict[str, str] = {}
-        self.skipped: Counter[str] = Counter()
-        self.skipped_paths: dict[str, str] = {}
+        self.skipped_other: Counter[str] = Counter()  # directories, links: counted, not per path
+        self.skipped_paths: dict[str, str] = {}  # file -> why it is not indexed
         self.pending: set[str] = set()  # discovered, not yet processed
         self.missing_dense: dict[str, list[str]] = {}
         self.open_docs: dict[str, str] = {}
         self.errors: deque[ErrorEntry] = deque(maxlen=_MAX_ERRORS)
         self.phase = "starting"
         self.fatal: str | None = None
+        self.notice: str | None = None  # shown in the status, e.g. a fallback store in use
         self.last_indexed_at: str | None = None
         self.embeds = 0
         self.batches = 0  # lexical batches applied, for tests and benchmarks
@@ -159,6 +160,11 @@ class Indexer:
         self._jobs.put(("stop", None))
         if self._thread is not None:
             self._thread.join(timeout)
+            if self._thread.is_alive():
+                # Mid-batch: closing under the worker would race its writes. The process is
+                # ending anyway, and the store and manifest recover like after a kill -9.
+                log.info("indexer still busy at shutdown; leaving recovery to the next start")
+                return
         self._close()
 
     def busy(self) -> bool:
@@ -178,6 +184,7 @@ class Indexer:
             dense_done = sum(1 for r in self.records.values() if r.status == DENSE)
             chunks = sum(len(r.chunk_ids) for r in self.records.values())
             failed = len(self.failed)
+            skipped = Counter(self.skipped_paths.values()) + self.skipped_other
             total = lexical_done + failed + len(self.pending - self.records.keys() - self.failed.keys())
             if self.fatal:
                 state, phase = "error", "error"
@@ -196,8 +203,8 @@ class Indexer:
                 files_total=total,
                 files_indexed=dense_done,
                 files_failed=failed,
-                files_skipped=sum(self.skipped.values()),
-                skipped_by_reason=dict(self.skipped),
+                files_skipped=sum(skipped.values()),
+                skipped_by_reason=dict(skipped),
                 chunks=chunks,
                 lexical_done=lexical_done,
                 dense_done=dense_done,
@@ -206,7 +213,7 @@ class Indexer:
                 cache_hits=self.cache.hits if self.cache else 0,
                 cache_misses=self.cache.misses if self.cache else 0,
                 embeds=self.embeds,
-                message=self.fatal,
+                message=self.fatal or self.notice,
             )
 
     # -- worker ------------------------------------------------------------------------------
@@ -250,11 +257,10 @@ class Indexer:
         if self._embedder is None:
             self._embedder = make_embedder(self.settings.embedder)
         emb = self._embedder
-        self.store = open_store(self.root, self.settings, emb.model_id, emb.dimension)
-        idir = index_dir(self.root, self.settings, emb.model_id, emb.dimension)
-        self.manifest = Manifest(idir / "manifest.sqlite")
-        from ragls.config import cache_root
-
+        self.store, manifest_path, self.notice = open_index(self.root, self.settings, emb.model_id, emb.dimension)
+        if self.notice:
+            log.warning("%s", self.notice)
+        self.manifest = Manifest(manifest_path)
         self.cache = EmbeddingCache(cache_root(self.settings) / "embeddings.sqlite", emb.model_id, emb.dimension)
         self.records = {p: r for p, r in self.manifest.all().items()}
         self._reconcile()
@@ -343,8 +349,8 @@ class Indexer:
         found = discover(self.root, self.settings, self.rules)
         current = {f.rel: f for f in found.files}
         with self._lock:
-            self.skipped = Counter(found.skipped)
-            self.skipped_paths.clear()
+            self.skipped_paths = dict(found.skipped_files)
+            self.skipped_other = found.skipped - Counter(found.skipped_files.values())
             self.failed.clear()
         removed = [p for p in self.records if p not in current]
         self._remove(removed)
@@ -401,8 +407,7 @@ class Indexer:
         with self._lock:
             for p in gone:
                 self.failed.pop(p, None)
-                if p in self.skipped_paths:
-                    self.skipped[self.skipped_paths.pop(p)] -= 1
+                self.skipped_paths.pop(p, None)
         if todo:
             with self._lock:
                 self.pending |= set(todo)
@@ -427,15 +432,23 @@ class Indexer:
 
     def _skip(self, rel: str, reason: str) -> None:
         with self._lock:
-            old = self.skipped_paths.get(rel)
-            if old:
-                self.skipped[old] -= 1
-            self.skipped_paths[rel] = reason
-            self.skipped[reason] += 1
+            if reason == "vanished":
+                self.skipped_paths.pop(rel, None)  # gone is not skipped: it no longer exists
+            else:
+                self.skipped_paths[rel] = reason
             self.pending.discard(rel)
             self.failed.pop(rel, None)
         if rel in self.records:
             self._remove([rel])
+
+    def _indexable_buffer(self, rel: str) -> bool:
+        """An open editor buffer follows the same rules as the file on disk would."""
+        return not (
+            is_secret_file(rel)
+            or self.rules.ignored_with_parents(rel)
+            or not self.rules.included(rel)
+            or language_of(rel) is None
+        )
 
     def _read(self, rel: str) -> tuple[ReadResult, int, int]:
         with self._lock:
@@ -457,6 +470,10 @@ class Indexer:
         new_points: list[PointData] = []
         plans: list[tuple[FileRecord, list[str], list[str]]] = []  # record, stale ids, no-dense ids
         for rel in rels:
+            if rel in self.open_docs and not self._indexable_buffer(rel):
+                with self._lock:
+                    self.pending.discard(rel)
+                continue
             if rel not in self.open_docs:
                 try:
                     st = (self.root / rel).stat()
@@ -471,9 +488,6 @@ class Indexer:
                 if reason:
                     self._skip(rel, reason)
                     continue
-            elif is_secret_file(rel):
-                self._skip(rel, "secret")
-                continue
             language = language_of(rel)
             if language is None:
                 self._skip(rel, "unsupported")
@@ -530,6 +544,7 @@ class Indexer:
                     self.records[rec.path] = rec
                     self.pending.discard(rec.path)
                     self.failed.pop(rec.path, None)
+                    self.skipped_paths.pop(rec.path, None)
                     if missing:
                         self.missing_dense[rec.path] = missing
                     else:
@@ -583,6 +598,7 @@ class Indexer:
                 return
             self._dense_failures = 0
             self.embeds += len(texts)
+            log.debug("embedded %d chunks", len(texts))
             # The window was read before embedding: a change handled since may have removed ids.
             live = {i for p, i, _ in part if i in self.missing_dense.get(p, [])}
             vec_by_id = {i: vecs[k] for k, (_, i, _) in enumerate(part) if i in live}

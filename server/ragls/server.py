@@ -11,8 +11,9 @@ from urllib.parse import unquote, urlparse
 
 from lsprotocol import types
 from pydantic import ValidationError
-from pygls.exceptions import JsonRpcInvalidParams
+from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams, JsonRpcParseError
 from pygls.lsp.server import LanguageServer
+from pygls.protocol import LanguageServerProtocol
 
 from ragls import __version__
 from ragls.config import Settings, SettingsError, load_settings
@@ -66,9 +67,43 @@ def uri_to_path(uri: str) -> Path | None:
     return Path(unquote(parsed.path))
 
 
+class _Dropped:
+    """A message already answered with an error; handle_message ignores unknown versions."""
+
+    jsonrpc = "dropped"
+
+
+class RaglsProtocol(LanguageServerProtocol):
+    def structure_message(self, data: dict[str, Any]) -> Any:
+        if isinstance(data, dict) and "jsonrpc" in data and "method" in data:
+            method = str(data.get("method"))
+            if method.startswith("rag/") and "params" not in data:
+                data["params"] = {}  # the protocol allows omitting params for these methods
+            try:
+                return super().structure_message(data)
+            except JsonRpcException as exc:
+                if "id" not in data:
+                    raise
+                # Answer the request instead of leaving the client waiting forever.
+                self._send_response(
+                    data["id"],
+                    None,
+                    JsonRpcInvalidParams(
+                        f"malformed {method} request: {exc.message or type(exc).__name__}"
+                    ).to_response_error(),
+                )
+                return _Dropped()
+        return super().structure_message(data)
+
+
 class RaglsServer(LanguageServer):
     def __init__(self) -> None:
-        super().__init__("ragls", __version__, text_document_sync_kind=types.TextDocumentSyncKind.Incremental)
+        super().__init__(
+            "ragls",
+            __version__,
+            text_document_sync_kind=types.TextDocumentSyncKind.Incremental,
+            protocol_cls=RaglsProtocol,
+        )
         self.root: Path | None = None
         self.init_options: dict[str, Any] = {}
         self.client_settings: dict[str, Any] = {}
@@ -79,6 +114,15 @@ class RaglsServer(LanguageServer):
         self._wake: asyncio.Event | None = None
         self._doc_timers: dict[str, asyncio.TimerHandle] = {}
         self.settings_error: str | None = None
+
+    def report_server_error(self, error: Exception, source: Any) -> None:
+        # Unreadable input (malformed or absurdly deep JSON) gets a JSON-RPC parse error, not
+        # an "Error in server" pop-up in the user's editor.
+        log.warning("could not handle a message: %s", error)
+        if isinstance(error, RecursionError | ValueError):
+            self.protocol._send_response(
+                None, None, JsonRpcParseError(f"cannot parse message: {error}").to_response_error()
+            )  # type: ignore[arg-type]
 
     # -- lifecycle ---------------------------------------------------------------------------
     def start_indexing(self) -> None:
@@ -247,7 +291,9 @@ class RaglsServer(LanguageServer):
             # Lexical and dense each count for half: "n/N" is the slower (dense) phase.
             pct = int(100 * (st.lexical.done + st.dense.done + 2 * st.files_failed) / (2 * total))
             msg = f"{st.dense.done + st.files_failed}/{st.files_total} files"
-            if st.phase == "lexical":
+            if not st.files_total:
+                msg = "discovering files"
+            elif st.phase == "lexical":
                 msg = f"{st.lexical.done + st.files_failed}/{st.files_total} files (lexical)"
             if st.state == "indexing" and token is None:
                 token = str(uuid.uuid4())

@@ -107,7 +107,8 @@ class SourceFile:
 @dataclass
 class Discovery:
     files: list[SourceFile] = field(default_factory=list)
-    skipped: Counter[str] = field(default_factory=Counter)
+    skipped: Counter[str] = field(default_factory=Counter)  # every skip: files, dirs, links
+    skipped_files: dict[str, str] = field(default_factory=dict)  # rel -> reason, regular files only
 
 
 class IgnoreRules:
@@ -198,6 +199,7 @@ def discover(root: Path, settings: Settings, rules: IgnoreRules | None = None) -
         reason = classify(rel, rules, settings, st)
         if reason:
             out.skipped[reason] += 1
+            out.skipped_files[rel] = reason
             continue
         lang = language_of(rel)
         assert lang is not None

@@ -153,12 +153,13 @@ async def test_edit_and_delete_on_disk(start: Starter, workspace: Path) -> None:
     await s.eventually(debounce_gone)
 
 
-async def test_restart_on_unchanged_workspace_embeds_nothing(start: Starter) -> None:
-    first = await start()
+async def test_restart_on_unchanged_workspace_embeds_nothing(start: Starter, fresh_cache: Path) -> None:
+    env = {"RAGLS_CACHE_DIR": str(fresh_cache)}
+    first = await start(env=env)
     st1 = await first.wait_ready()
     assert st1["embedded"] == st1["chunks"]
     await first.close()
-    second = await start()
+    second = await start(env=env)
     st2 = await second.wait_ready()
     assert st2["embedded"] == 0
     assert st2["chunks"] == st1["chunks"] and st2["filesIndexed"] == st1["filesIndexed"]

@@ -17,6 +17,7 @@ __all__ = [
     "StoreLocked",
     "StoredHit",
     "index_dir",
+    "open_index",
     "open_store",
     "workspace_id",
 ]
@@ -36,10 +37,36 @@ def index_dir(root: Path, settings: Settings, model_id: str, dimension: int) -> 
 
 
 def open_store(root: Path, settings: Settings, model_id: str, dimension: int) -> Store:
+    return open_index(root, settings, model_id, dimension)[0]
+
+
+_MAX_SLOTS = 8
+
+
+def open_index(root: Path, settings: Settings, model_id: str, dimension: int) -> tuple[Store, Path, str | None]:
+    """The store, the path of its manifest, and a notice when a fallback store was used.
+
+    Qdrant Edge allows one process per shard. A second editor window on the same folder
+    gets a separate slot (alt-N) instead of an error; the shared embedding cache means it
+    re-embeds nothing the first one already did."""
+    base = index_dir(root, settings, model_id, dimension)
     if settings.qdrant.url:
         from ragls.store.remote import RemoteStore
 
-        return RemoteStore(root, settings, model_id, dimension)
+        url_key = hashlib.sha1(settings.qdrant.url.encode()).hexdigest()[:10]
+        return RemoteStore(root, settings, model_id, dimension), base / f"remote-{url_key}" / "manifest.sqlite", None
     from ragls.store.edge import EdgeStore
 
-    return EdgeStore(index_dir(root, settings, model_id, dimension) / "shard", dimension)
+    for slot in range(_MAX_SLOTS):
+        d = base if slot == 0 else base / f"alt-{slot}"
+        try:
+            store = EdgeStore(d / "shard", dimension)
+        except StoreLocked:
+            continue
+        notice = (
+            None
+            if slot == 0
+            else (f"the index at {base} is in use by another ragls process; using a separate index at {d}")
+        )
+        return store, d / "manifest.sqlite", notice
+    raise StoreLocked(f"all {_MAX_SLOTS} index slots under {base} are in use by other ragls processes")

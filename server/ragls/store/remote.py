@@ -12,6 +12,7 @@ import random
 import re
 import threading
 import time
+import warnings
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
@@ -70,8 +71,12 @@ def _is_transient(exc: BaseException) -> bool:
 
         if isinstance(exc, grpc.RpcError):
             code = exc.code() if hasattr(exc, "code") else None
-            return code in (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED,
-                            grpc.StatusCode.RESOURCE_EXHAUSTED, grpc.StatusCode.ABORTED)
+            return code in (
+                grpc.StatusCode.UNAVAILABLE,
+                grpc.StatusCode.DEADLINE_EXCEEDED,
+                grpc.StatusCode.RESOURCE_EXHAUSTED,
+                grpc.StatusCode.ABORTED,
+            )
     except ImportError:
         pass
     return False
@@ -81,6 +86,12 @@ def _describe(exc: BaseException) -> str:
     if isinstance(exc, UnexpectedResponse):
         body = exc.content.decode("utf-8", "replace")[:300] if exc.content else ""
         return f"HTTP {exc.status_code} {exc.reason_phrase}: {body}".strip()
+    code, details = getattr(exc, "code", None), getattr(exc, "details", None)
+    if callable(code) and callable(details):  # grpc.RpcError: its str() is a multi-line dump
+        try:
+            return f"gRPC {code().name}: {details()}"[:300]
+        except Exception:  # not a finished call after all
+            pass
     text = str(exc).strip() or type(exc).__name__
     return text.splitlines()[0][:300]
 
@@ -88,8 +99,16 @@ def _describe(exc: BaseException) -> str:
 class RemoteStore:
     kind = "remote"
 
-    def __init__(self, root: Path, settings: Settings, model_id: str, dimension: int, *,
-                 client: QdrantClient | None = None, sleep: Callable[[float], None] = time.sleep) -> None:
+    def __init__(
+        self,
+        root: Path,
+        settings: Settings,
+        model_id: str,
+        dimension: int,
+        *,
+        client: QdrantClient | None = None,
+        sleep: Callable[[float], None] = time.sleep,
+    ) -> None:
         q = settings.qdrant
         if not q.url and client is None:
             raise StoreError("qdrant.url is not set")
@@ -115,9 +134,20 @@ class RemoteStore:
             return QdrantClient(location=MEMORY)
         # The key is read here and handed to the client only; it is never stored on self or logged.
         api_key = os.environ.get(q.api_key_env) if q.api_key_env else None
+        if api_key and urlsplit(self._url).scheme == "http":
+            log.warning("sending the Qdrant API key over plain http to %s; use https", safe_url(self._url))
         try:
-            return QdrantClient(url=q.url, api_key=api_key or None, prefer_grpc=q.prefer_grpc,
-                                timeout=max(1, round(q.timeout_s)))
+            with warnings.catch_warnings():
+                # Warned about above, in our log; the client's version probe is skipped because
+                # the collection check right after it tells the same, with a clearer message.
+                warnings.simplefilter("ignore", UserWarning)
+                return QdrantClient(
+                    url=q.url,
+                    api_key=api_key or None,
+                    prefer_grpc=q.prefer_grpc,
+                    timeout=max(1, round(q.timeout_s)),
+                    check_compatibility=False,
+                )
         except Exception as exc:  # invalid URL and the like
             raise StoreError(f"cannot connect to Qdrant at {safe_url(self._url)}: {_describe(exc)}") from exc
 
@@ -125,8 +155,11 @@ class RemoteStore:
         try:
             exists = self._call(lambda: self._client.collection_exists(self.collection), retries=1)
         except StoreError as exc:
-            hint = " (is the server running? with preferGrpc it must also listen on gRPC, port 6334)" \
-                if _is_transient(exc.__cause__ or exc) else ""
+            hint = (
+                " (is the server running? with preferGrpc it must also listen on gRPC, port 6334)"
+                if _is_transient(exc.__cause__ or exc)
+                else ""
+            )
             raise StoreError(f"Qdrant at {safe_url(self._url)} is unreachable: {exc}{hint}") from exc
         if exists:
             self._check_dimension()
@@ -134,25 +167,35 @@ class RemoteStore:
             self._create_collection()
         if not self._local:  # in-process mode ignores payload indexes (and warns about them)
             for name in PAYLOAD_INDEXES:
-                self._call(lambda n=name: self._client.create_payload_index(  # type: ignore[misc]
-                    self.collection, n, qm.PayloadSchemaType.KEYWORD, wait=True))
+                self._call(
+                    lambda n=name: self._client.create_payload_index(  # type: ignore[misc]
+                        self.collection, n, qm.PayloadSchemaType.KEYWORD, wait=True
+                    )
+                )
 
     def _create_collection(self) -> None:
         q = self._settings
         quant = None
         if q.quantization == "scalar":
             # int8 copies in RAM for search, originals rescored from disk/RAM: ~4x less memory.
-            quant = qm.ScalarQuantization(scalar=qm.ScalarQuantizationConfig(
-                type=qm.ScalarType.INT8, quantile=0.99, always_ram=True))
+            quant = qm.ScalarQuantization(
+                scalar=qm.ScalarQuantizationConfig(type=qm.ScalarType.INT8, quantile=0.99, always_ram=True)
+            )
         try:
-            self._call(lambda: self._client.create_collection(
-                self.collection,
-                vectors_config={DENSE: qm.VectorParams(size=self.dimension, distance=qm.Distance.COSINE,
-                                                       on_disk=q.on_disk or None)},
-                sparse_vectors_config={LEXICAL: qm.SparseVectorParams(modifier=qm.Modifier.IDF)},
-                shard_number=q.shard_number, replication_factor=q.replication_factor,
-                quantization_config=quant,
-            ))
+            self._call(
+                lambda: self._client.create_collection(
+                    self.collection,
+                    vectors_config={
+                        DENSE: qm.VectorParams(
+                            size=self.dimension, distance=qm.Distance.COSINE, on_disk=q.on_disk or None
+                        )
+                    },
+                    sparse_vectors_config={LEXICAL: qm.SparseVectorParams(modifier=qm.Modifier.IDF)},
+                    shard_number=q.shard_number,
+                    replication_factor=q.replication_factor,
+                    quantization_config=quant,
+                )
+            )
             log.info("created Qdrant collection %s", self.collection)
         except StoreError:
             # Two ragls processes may race to create it; the loser finds it there.
@@ -183,9 +226,10 @@ class RemoteStore:
                     raise
                 if attempt >= retries or not _is_transient(exc):
                     raise StoreError(f"Qdrant request failed: {_describe(exc)}") from exc
-                delay = min(_BACKOFF_CAP_S, _BACKOFF_BASE_S * 2 ** attempt) * (1 + 0.1 * random.random())
-                log.warning("Qdrant request failed (%s); retry %d/%d in %.1fs",
-                            _describe(exc), attempt + 1, retries, delay)
+                delay = min(_BACKOFF_CAP_S, _BACKOFF_BASE_S * 2**attempt) * (1 + 0.1 * random.random())
+                log.warning(
+                    "Qdrant request failed (%s); retry %d/%d in %.1fs", _describe(exc), attempt + 1, retries, delay
+                )
                 self._sleep(delay)
                 attempt += 1
 
@@ -202,8 +246,9 @@ class RemoteStore:
     def set_dense(self, vectors: dict[str, np.ndarray]) -> None:
         if not vectors:
             return
-        pv = [qm.PointVectors(id=i, vector={DENSE: np.asarray(v, dtype=np.float32).tolist()})
-              for i, v in vectors.items()]
+        pv = [
+            qm.PointVectors(id=i, vector={DENSE: np.asarray(v, dtype=np.float32).tolist()}) for i, v in vectors.items()
+        ]
         step = self._settings.batch_size
         for i in range(0, len(pv), step):
             part = pv[i : i + step]
@@ -230,8 +275,14 @@ class RemoteStore:
         prefetch: list[qm.Prefetch] = []
         weights: list[float] = []
         if req.dense is not None:
-            prefetch.append(qm.Prefetch(query=np.asarray(req.dense, dtype=np.float32).tolist(), using=DENSE,
-                                        limit=req.candidates, filter=flt))
+            prefetch.append(
+                qm.Prefetch(
+                    query=np.asarray(req.dense, dtype=np.float32).tolist(),
+                    using=DENSE,
+                    limit=req.candidates,
+                    filter=flt,
+                )
+            )
             weights.append(req.weights[0])
         if req.sparse[0]:
             sv = qm.SparseVector(indices=list(req.sparse[0]), values=list(req.sparse[1]))
@@ -241,8 +292,11 @@ class RemoteStore:
             # Named definitions, ranked by the same query as the last list (lexical if present).
             last = prefetch[-1]
             sym = qm.FieldCondition(key="symbol_names", match=qm.MatchAny(any=list(req.symbol_names)))
-            prefetch.append(qm.Prefetch(query=last.query, using=last.using, limit=_SYMBOL_LIMIT,
-                                        filter=qm.Filter(must=[sym, *must])))
+            prefetch.append(
+                qm.Prefetch(
+                    query=last.query, using=last.using, limit=_SYMBOL_LIMIT, filter=qm.Filter(must=[sym, *must])
+                )
+            )
             weights.append(req.weights[2])
         return prefetch, weights
 
@@ -263,8 +317,14 @@ class RemoteStore:
         flt = qm.Filter(must=must) if must else None
 
         def run() -> qm.QueryResponse:
-            return self._client.query_points(self.collection, prefetch=prefetch, query=self._fusion(req, weights),
-                                             query_filter=flt, limit=req.limit, with_payload=True)
+            return self._client.query_points(
+                self.collection,
+                prefetch=prefetch,
+                query=self._fusion(req, weights),
+                query_filter=flt,
+                limit=req.limit,
+                with_payload=True,
+            )
 
         try:
             res = self._call(run)
@@ -282,8 +342,11 @@ class RemoteStore:
         out: list[StoredHit] = []
         for i in range(0, len(ids), _DELETE_BATCH):
             part = list(ids[i : i + _DELETE_BATCH])
-            recs = self._call(lambda part=part: self._client.retrieve(  # type: ignore[misc]
-                self.collection, part, with_payload=True, with_vectors=False))
+            recs = self._call(
+                lambda part=part: self._client.retrieve(  # type: ignore[misc]
+                    self.collection, part, with_payload=True, with_vectors=False
+                )
+            )
             out.extend(StoredHit(str(r.id), 0.0, dict(r.payload or {})) for r in recs)
         return out
 
@@ -291,8 +354,11 @@ class RemoteStore:
         out: dict[str, tuple[str, bool]] = {}
         offset: Any = None
         while True:
-            recs, offset = self._call(lambda off=offset: self._client.scroll(  # type: ignore[misc]
-                self.collection, limit=_SCROLL_PAGE, offset=off, with_payload=["path"], with_vectors=[DENSE]))
+            recs, offset = self._call(
+                lambda off=offset: self._client.scroll(  # type: ignore[misc]
+                    self.collection, limit=_SCROLL_PAGE, offset=off, with_payload=["path"], with_vectors=[DENSE]
+                )
+            )
             for r in recs:
                 vec = r.vector
                 has_dense = isinstance(vec, dict) and vec.get(DENSE) is not None
@@ -334,7 +400,9 @@ def _rejects_rrf_params(exc: BaseException | None) -> bool:
         import grpc
 
         return isinstance(exc, grpc.RpcError) and exc.code() in (
-            grpc.StatusCode.INVALID_ARGUMENT, grpc.StatusCode.UNIMPLEMENTED)
+            grpc.StatusCode.INVALID_ARGUMENT,
+            grpc.StatusCode.UNIMPLEMENTED,
+        )
     except ImportError:
         return False
 

@@ -1,0 +1,1 @@
+"""Performance benchmarks of the ragls server (`make bench`, `python -m bench.run`)."""

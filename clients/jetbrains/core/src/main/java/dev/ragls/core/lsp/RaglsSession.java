@@ -1,0 +1,43 @@
+package dev.ragls.core.lsp;
+
+import dev.ragls.core.chat.RagChat;
+import dev.ragls.core.json.Json;
+import dev.ragls.core.protocol.IndexStatus;
+import dev.ragls.core.protocol.ReindexResult;
+import dev.ragls.core.protocol.RetrieveParams;
+import dev.ragls.core.protocol.RetrieveResult;
+
+import java.time.Duration;
+
+/** Typed {@code rag/*} calls over an {@link LspClient}. */
+public final class RaglsSession implements RagChat.Retriever {
+    public static final String RETRIEVE = "rag/retrieve";
+    public static final String INDEX_STATUS = "rag/indexStatus";
+    public static final String REINDEX = "rag/reindex";
+    public static final String STATUS_CHANGED = "rag/statusChanged";
+
+    private final LspClient client;
+    private final Duration timeout;
+
+    public RaglsSession(LspClient client, Duration timeout) {
+        this.client = client;
+        this.timeout = timeout;
+    }
+
+    @Override
+    public RetrieveResult retrieve(RetrieveParams params) throws LspException, InterruptedException {
+        return RetrieveResult.fromJson(Json.asObject(client.requestSync(RETRIEVE, params.toJson(), timeout)));
+    }
+
+    public IndexStatus indexStatus() throws LspException, InterruptedException {
+        return IndexStatus.fromJson(Json.asObject(client.requestSync(INDEX_STATUS, Json.obj(), timeout)));
+    }
+
+    public ReindexResult reindex(boolean full) throws LspException, InterruptedException {
+        return ReindexResult.fromJson(Json.asObject(client.requestSync(REINDEX, Json.obj("full", full), timeout)));
+    }
+
+    public LspClient client() {
+        return client;
+    }
+}

@@ -1,0 +1,101 @@
+package dev.ragls.core.protocol;
+
+import dev.ragls.core.json.Json;
+
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+/** Result of {@code rag/indexStatus} and params of {@code rag/statusChanged}. */
+public record IndexStatus(String state, String phase, long filesTotal, long filesIndexed,
+                          long filesFailed, long filesSkipped, Map<String, Long> skippedByReason,
+                          long chunks, Progress lexical, Progress dense, String lastIndexedAt,
+                          Embedder embedder, Store store, Cache cache, List<IndexError> errors,
+                          String workspace, String version) {
+
+    public static final String INDEXING = "indexing";
+    public static final String READY = "ready";
+    public static final String ERROR = "error";
+
+    public record Progress(long done, long total) {
+        static Progress fromJson(Map<String, Object> m) {
+            return new Progress(Json.getLong(m, "done", 0), Json.getLong(m, "total", 0));
+        }
+    }
+
+    public record Embedder(String provider, String model, long dimension) {
+        static Embedder fromJson(Map<String, Object> m) {
+            return new Embedder(Json.getString(m, "provider", ""), Json.getString(m, "model", ""),
+                    Json.getLong(m, "dimension", 0));
+        }
+    }
+
+    public record Store(String kind, String location) {
+        static Store fromJson(Map<String, Object> m) {
+            return new Store(Json.getString(m, "kind", ""), Json.getString(m, "location", ""));
+        }
+    }
+
+    public record Cache(long hits, long misses, double hitRate) {
+        static Cache fromJson(Map<String, Object> m) {
+            return new Cache(Json.getLong(m, "hits", 0), Json.getLong(m, "misses", 0),
+                    Json.getDouble(m, "hitRate", 0.0));
+        }
+    }
+
+    public record IndexError(String path, String message, String time) {
+        static IndexError fromJson(Map<String, Object> m) {
+            return new IndexError(Json.getString(m, "path", ""), Json.getString(m, "message", ""),
+                    Json.getString(m, "time", ""));
+        }
+    }
+
+    public static IndexStatus fromJson(Map<String, Object> m) {
+        Map<String, Long> skipped = new LinkedHashMap<>();
+        for (Map.Entry<String, Object> e : Json.getObject(m, "skippedByReason").entrySet()) {
+            if (e.getValue() instanceof Number) {
+                skipped.put(e.getKey(), ((Number) e.getValue()).longValue());
+            }
+        }
+        List<IndexError> errors = new ArrayList<>();
+        for (Object o : Json.getList(m, "errors")) {
+            errors.add(IndexError.fromJson(Json.asObject(o)));
+        }
+        return new IndexStatus(
+                Json.getString(m, "state", ""),
+                Json.getString(m, "phase", ""),
+                Json.getLong(m, "filesTotal", 0),
+                Json.getLong(m, "filesIndexed", 0),
+                Json.getLong(m, "filesFailed", 0),
+                Json.getLong(m, "filesSkipped", 0),
+                Map.copyOf(skipped),
+                Json.getLong(m, "chunks", 0),
+                Progress.fromJson(Json.getObject(m, "lexical")),
+                Progress.fromJson(Json.getObject(m, "dense")),
+                Json.getString(m, "lastIndexedAt", null),
+                Embedder.fromJson(Json.getObject(m, "embedder")),
+                Store.fromJson(Json.getObject(m, "store")),
+                Cache.fromJson(Json.getObject(m, "cache")),
+                List.copyOf(errors),
+                Json.getString(m, "workspace", ""),
+                Json.getString(m, "version", ""));
+    }
+
+    public boolean isReady() {
+        return READY.equals(state);
+    }
+
+    public boolean isIndexing() {
+        return INDEXING.equals(state);
+    }
+
+    public boolean isError() {
+        return ERROR.equals(state);
+    }
+
+    /** Files the current run is done with (indexed or failed). */
+    public long filesDone() {
+        return filesIndexed + filesFailed;
+    }
+}

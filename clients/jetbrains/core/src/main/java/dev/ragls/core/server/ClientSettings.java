@@ -1,0 +1,32 @@
+package dev.ragls.core.server;
+
+import dev.ragls.core.json.Json;
+
+import java.util.Map;
+
+/**
+ * The plugin's settings that the server cares about, and their wire form. The same object is
+ * sent as {@code initializationOptions} and as the {@code ragls} section of
+ * {@code workspace/configuration} (keys as in docs/configuration.md: camelCase, nested).
+ */
+public record ClientSettings(boolean ragEnabled, int topK, int maxChars, boolean autoIndex) {
+    public static final int MIN_TOP_K = 1;
+    public static final int MAX_TOP_K = 100;
+    public static final int MIN_MAX_CHARS = 0;
+    public static final int MAX_MAX_CHARS = 200_000;
+
+    public ClientSettings {
+        topK = Math.max(MIN_TOP_K, Math.min(MAX_TOP_K, topK));
+        maxChars = Math.max(MIN_MAX_CHARS, Math.min(MAX_MAX_CHARS, maxChars));
+    }
+
+    public static ClientSettings defaults() {
+        return new ClientSettings(true, 5, 4000, true);
+    }
+
+    public Map<String, Object> toServerSettings() {
+        return Json.obj(
+                "retrieval", Json.obj("topK", topK, "maxChars", maxChars),
+                "indexing", Json.obj("autoIndex", autoIndex));
+    }
+}

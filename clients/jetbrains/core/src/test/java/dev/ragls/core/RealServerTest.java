@@ -1,0 +1,369 @@
+package dev.ragls.core;
+
+import com.sun.net.httpserver.HttpServer;
+import dev.ragls.core.chat.ChatConfig;
+import dev.ragls.core.chat.OpenAiChatClient;
+import dev.ragls.core.chat.RagChat;
+import dev.ragls.core.json.Json;
+import dev.ragls.core.lsp.LspClient;
+import dev.ragls.core.lsp.LspException;
+import dev.ragls.core.lsp.RaglsSession;
+import dev.ragls.core.protocol.Chunk;
+import dev.ragls.core.protocol.IndexStatus;
+import dev.ragls.core.protocol.ProgressEvent;
+import dev.ragls.core.protocol.RetrieveParams;
+import dev.ragls.core.protocol.RetrieveResult;
+import dev.ragls.core.server.ClientSettings;
+import dev.ragls.core.status.ServerState;
+import dev.ragls.core.status.StatusModel;
+import dev.ragls.core.status.StatusText;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.Assumptions;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.MethodOrderer;
+import org.junit.jupiter.api.Order;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInstance;
+import org.junit.jupiter.api.TestMethodOrder;
+
+import java.io.IOException;
+import java.io.OutputStream;
+import java.net.InetSocketAddress;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.Comparator;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.atomic.AtomicReference;
+import java.util.stream.Stream;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assertions.fail;
+
+/**
+ * Drives the real ragls server over stdio with the core's LSP client, on a copy of
+ * tests/fixtures/polyglot. Needs {@code RAGLS_SERVER} (absolute path to ragls) and
+ * {@code RAGLS_FIXTURE} (the fixture folder); skipped without them unless {@code CI=true}.
+ */
+@TestInstance(TestInstance.Lifecycle.PER_CLASS)
+@TestMethodOrder(MethodOrderer.OrderAnnotation.class)
+class RealServerTest {
+    static final String QUERY = "calculate the invoice total including tax";
+    static final Duration REQUEST_TIMEOUT = Duration.ofSeconds(60);
+    static final Duration READY_TIMEOUT = Duration.ofSeconds(Long.getLong("ragls.readyTimeoutSeconds", 120));
+
+    private Path tmp;
+    private Path workspace;
+    private LspClient client;
+    private RaglsSession session;
+    private Map<String, Object> initResult;
+    private final List<String> stderr = new CopyOnWriteArrayList<>();
+    private final List<ProgressEvent> progress = new CopyOnWriteArrayList<>();
+    private final List<IndexStatus> statusChanged = new CopyOnWriteArrayList<>();
+    private final List<Object> progressCreates = new CopyOnWriteArrayList<>();
+    private final StatusModel model = new StatusModel();
+    private final List<String> texts = Collections.synchronizedList(new ArrayList<>());
+    private IndexStatus ready;
+
+    @BeforeAll
+    void startServer() throws Exception {
+        String server = System.getenv("RAGLS_SERVER");
+        String fixture = System.getenv("RAGLS_FIXTURE");
+        boolean ci = "true".equalsIgnoreCase(System.getenv("CI"));
+        boolean usable = server != null && !server.isBlank() && Files.isExecutable(Path.of(server))
+                && fixture != null && Files.isDirectory(Path.of(fixture));
+        if (!usable) {
+            String why = "real-server tests need RAGLS_SERVER (executable, got " + server + ") and RAGLS_FIXTURE (got " + fixture + ")";
+            if (ci) {
+                fail(why);
+            }
+            Assumptions.abort(why);
+        }
+        tmp = Files.createTempDirectory("ragls-jb-test");
+        workspace = tmp.resolve("polyglot");
+        copyTree(Path.of(fixture), workspace);
+        Path cache = Files.createDirectories(tmp.resolve("cache"));
+
+        model.addListener(() -> {
+            String t = model.text();
+            synchronized (texts) {
+                if (texts.isEmpty() || !texts.get(texts.size() - 1).equals(t)) {
+                    texts.add(t);
+                }
+            }
+        });
+        model.setServerState(ServerState.STARTING, null);
+
+        client = LspClient.start(List.of(server), workspace,
+                Map.of("XDG_CACHE_HOME", cache.toString(), "RAGLS_CACHE_DIR", cache.resolve("ragls").toString()),
+                stderr::add);
+        client.onRequest("window/workDoneProgress/create", params -> {
+            progressCreates.add(params);
+            return null;
+        });
+        client.onNotification("$/progress", p -> {
+            ProgressEvent e = ProgressEvent.fromJson(p);
+            progress.add(e);
+            model.onProgress(e);
+        });
+        client.onNotification(RaglsSession.STATUS_CHANGED, p -> {
+            IndexStatus s = IndexStatus.fromJson(p);
+            statusChanged.add(s);
+            model.onStatus(s);
+        });
+        ClientSettings settings = ClientSettings.defaults();
+        client.setConfiguration(settings.toServerSettings());
+        session = new RaglsSession(client, REQUEST_TIMEOUT);
+        long t0 = System.nanoTime();
+        initResult = client.initialize(workspace, settings.toServerSettings(), REQUEST_TIMEOUT);
+        model.setServerState(ServerState.RUNNING, null);
+        System.out.printf("[real-server] initialize answered in %d ms%n", (System.nanoTime() - t0) / 1_000_000);
+    }
+
+    @AfterAll
+    void stopServer() throws IOException {
+        if (client != null) {
+            long t0 = System.nanoTime();
+            client.shutdown(Duration.ofSeconds(15));
+            System.out.printf("[real-server] shutdown took %d ms; process alive after: %s%n",
+                    (System.nanoTime() - t0) / 1_000_000, client.process().isAlive());
+        }
+        if (tmp != null) {
+            try (Stream<Path> walk = Files.walk(tmp)) {
+                walk.sorted(Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
+            }
+        }
+    }
+
+    private static void copyTree(Path from, Path to) throws IOException {
+        try (Stream<Path> walk = Files.walk(from)) {
+            for (Path p : (Iterable<Path>) walk::iterator) {
+                Path target = to.resolve(from.relativize(p).toString());
+                if (Files.isDirectory(p)) {
+                    Files.createDirectories(target);
+                } else {
+                    Files.copy(p, target);
+                }
+            }
+        }
+    }
+
+    /** The last server log lines, without pygls message dumps, each cut to a readable length. */
+    private String serverLog() {
+        List<String> lines = new ArrayList<>();
+        for (String l : stderr) {
+            if (!l.contains("pygls.protocol")) {
+                lines.add(l.length() > 300 ? l.substring(0, 300) + "\u2026" : l);
+            }
+        }
+        return "--- server log (tail) ---\n" + String.join("\n", lines.subList(Math.max(0, lines.size() - 15), lines.size()));
+    }
+
+    private static String brief(IndexStatus s) {
+        if (s == null) {
+            return "none";
+        }
+        String err = s.errors().isEmpty() ? "" : "; last error: " + s.errors().get(s.errors().size() - 1).message();
+        return s.state() + "/" + s.phase() + " files " + s.filesIndexed() + "+" + s.filesFailed() + " failed of "
+                + s.filesTotal() + ", chunks " + s.chunks() + ", lexical " + s.lexical().done() + "/" + s.lexical().total()
+                + ", dense " + s.dense().done() + "/" + s.dense().total() + ", " + s.errors().size() + " errors" + err;
+    }
+
+    private IndexStatus waitReady() throws Exception {
+        long deadline = System.nanoTime() + READY_TIMEOUT.toNanos();
+        IndexStatus s = null;
+        while (System.nanoTime() < deadline) {
+            s = session.indexStatus();
+            model.onStatus(s);
+            if (s.isReady() || s.isError()) {
+                return s;
+            }
+            Thread.sleep(250);
+        }
+        fail("index not ready after " + READY_TIMEOUT.toSeconds() + " s; last status " + brief(s) + "\n" + serverLog());
+        return null;
+    }
+
+    @Test
+    @Order(1)
+    void initializeAnswersWithCapabilities() {
+        assertNotNull(initResult.get("capabilities"), "InitializeResult.capabilities: " + initResult);
+        assertTrue(client.isAlive());
+    }
+
+    @Test
+    @Order(2)
+    void indexStatusReachesReady() throws Exception {
+        long t0 = System.nanoTime();
+        ready = waitReady();
+        System.out.printf("[real-server] ready after %d ms: %d files, %d chunks%n",
+                (System.nanoTime() - t0) / 1_000_000, ready.filesTotal(), ready.chunks());
+        assertEquals(IndexStatus.READY, ready.state(), brief(ready) + "\n" + serverLog());
+        assertTrue(ready.filesTotal() > 0, "filesTotal");
+        assertEquals(ready.filesTotal(), ready.filesIndexed() + ready.filesFailed(), "indexed + failed == total when ready");
+        assertTrue(ready.chunks() > 0, "chunks");
+        assertFalse(ready.version().isEmpty(), "version");
+        assertEquals(StatusText.READY, model.text());
+    }
+
+    @Test
+    @Order(3)
+    void progressWasReported() throws Exception {
+        // $/progress end and the last statusChanged may trail the ready answer slightly
+        long deadline = System.nanoTime() + Duration.ofSeconds(10).toNanos();
+        while (System.nanoTime() < deadline && progress.stream().noneMatch(ProgressEvent::isEnd)) {
+            Thread.sleep(100);
+        }
+        System.out.printf("[real-server] %d $/progress, %d rag/statusChanged, %d workDoneProgress/create%n",
+                progress.size(), statusChanged.size(), progressCreates.size());
+        System.out.printf("[real-server] progress %s%n[real-server] status bar texts %s%n", progressSummary(), texts);
+        assertFalse(progressCreates.isEmpty(), "window/workDoneProgress/create was requested");
+        ProgressEvent begin = progress.stream().filter(ProgressEvent::isBegin).findFirst().orElse(null);
+        assertNotNull(begin, "a $/progress begin; got " + progressSummary());
+        assertEquals("ragls: indexing", begin.title());
+        assertTrue(progress.stream().anyMatch(ProgressEvent::isEnd), "a $/progress end; got " + progressSummary());
+        assertFalse(statusChanged.isEmpty(), "rag/statusChanged notifications");
+        assertTrue(statusChanged.stream().anyMatch(IndexStatus::isReady), "a ready rag/statusChanged among " + statusChanged.size() + ", last: " + brief(statusChanged.get(statusChanged.size() - 1)));
+        // the status bar went through a progress text before settling on ready
+        assertEquals(StatusText.READY, model.text());
+        assertTrue(texts.stream().anyMatch(t -> t.matches("RAG \\d[\\d,]*/\\d[\\d,]*") || t.equals(StatusText.PENDING)
+                || t.matches("RAG \\d+%")), "texts seen: " + texts);
+    }
+
+    private String progressSummary() {
+        List<String> out = new ArrayList<>();
+        for (ProgressEvent e : progress) {
+            out.add(e.kind() + (e.message() == null ? "" : " '" + e.message() + "'"));
+        }
+        if (out.size() > 12) {
+            out = new ArrayList<>(out.subList(0, 6));
+            out.add("\u2026 " + progress.size() + " in all, last: " + progress.get(progress.size() - 1).kind());
+        }
+        return out.toString();
+    }
+
+    @Test
+    @Order(4)
+    void retrieveReturnsTheInvoiceFunction() throws Exception {
+        RetrieveResult r = session.retrieve(RetrieveParams.of(QUERY, 5, 4000));
+        assertTrue(r.error() == null || r.error().isEmpty(), "error: " + r.error());
+        assertFalse(r.chunks().isEmpty(), "no chunks");
+        Chunk top = r.chunks().get(0);
+        System.out.printf("[real-server] retrieve took %.1f ms server-side; top %s%n", r.tookMs(), top.label());
+        assertEquals("billing/invoice.py", top.path(), "top chunk; all: " + labels(r));
+        assertTrue(r.chunks().stream().anyMatch(c -> c.path().equals("billing/invoice.py")
+                && "Invoice.compute_total".equals(c.symbol())), "Invoice.compute_total among " + labels(r));
+        assertTrue(top.uri().startsWith("file:"), top.uri());
+        assertTrue(r.context().startsWith("<rag_context>"), r.context());
+        assertTrue(r.context().strip().endsWith("</rag_context>"), r.context());
+        assertTrue(r.context().contains("file=\"billing/invoice.py\""), r.context());
+        assertTrue(r.context().contains("def compute_total"), r.context());
+        assertTrue(r.context().length() <= 4000, "context fits maxChars");
+    }
+
+    private static List<String> labels(RetrieveResult r) {
+        List<String> out = new ArrayList<>();
+        for (Chunk c : r.chunks()) {
+            out.add(c.label());
+        }
+        return out;
+    }
+
+    @Test
+    @Order(5)
+    void prependingUsesTheServerContext() {
+        RagChat.Prepared p = RagChat.prepare(QUERY, new RagChat.Options(true, 5, 4000, 10), session);
+        assertEquals(null, p.ragNote());
+        assertTrue(p.sentText().startsWith("<rag_context>"), p.sentText());
+        assertTrue(p.sentText().endsWith("</rag_context>\n\n" + QUERY), p.sentText());
+        Chunk invoice = p.sources().stream().filter(c -> c.path().equals("billing/invoice.py")).findFirst().orElseThrow();
+        assertTrue(invoice.fileLine().matches("billing/invoice\\.py:\\d+"), invoice.fileLine());
+        Path file = workspace.resolve(invoice.path());
+        assertTrue(Files.isRegularFile(file), "source link resolves inside the workspace: " + file);
+    }
+
+    @Test
+    @Order(6)
+    void tinyBudgetGivesChunksWithoutContext() throws Exception {
+        RetrieveResult r = session.retrieve(RetrieveParams.of(QUERY, 3, 10));
+        assertEquals("", r.context());
+        assertFalse(r.chunks().isEmpty());
+        RagChat.Prepared p = RagChat.prepare(QUERY, new RagChat.Options(true, 3, 10, 10), session);
+        assertEquals(QUERY, p.sentText(), "nothing prepended when nothing fits");
+    }
+
+    @Test
+    @Order(7)
+    void chatSendsContextToTheModelAndListsSources() throws Exception {
+        AtomicReference<String> received = new AtomicReference<>();
+        HttpServer http = HttpServer.create(new InetSocketAddress("127.0.0.1", 0), 0);
+        http.createContext("/v1/chat/completions", ex -> {
+            received.set(new String(ex.getRequestBody().readAllBytes(), StandardCharsets.UTF_8));
+            ex.getResponseHeaders().set("Content-Type", "text/event-stream");
+            ex.sendResponseHeaders(200, 0);
+            try (OutputStream os = ex.getResponseBody()) {
+                for (String piece : new String[]{"compute_total ", "adds tax."}) {
+                    os.write(("data: " + Json.write(Json.obj("choices", List.of(Json.obj("delta", Json.obj("content", piece)))))
+                            + "\n\n").getBytes(StandardCharsets.UTF_8));
+                    os.flush();
+                }
+                os.write("data: [DONE]\n\n".getBytes(StandardCharsets.UTF_8));
+            }
+        });
+        http.start();
+        try {
+            RagChat chat = new RagChat();
+            OpenAiChatClient llm = new OpenAiChatClient(ChatConfig.of(
+                    "http://127.0.0.1:" + http.getAddress().getPort() + "/v1", "local-model", ""));
+            RagChat.Turn turn = chat.send(QUERY, RagChat.Options.defaults(), session, llm, null);
+            assertEquals("compute_total adds tax.", turn.answer());
+            assertEquals(QUERY, turn.userText(), "history keeps the user's own text");
+            assertTrue(turn.sources().stream().anyMatch(c -> c.path().equals("billing/invoice.py")));
+            Map<String, Object> body = Json.parseObject(received.get());
+            List<Object> messages = Json.asList(body.get("messages"));
+            String sent = Json.getString(Json.asObject(messages.get(messages.size() - 1)), "content", "");
+            assertTrue(sent.startsWith("<rag_context>") && sent.endsWith(QUERY), sent);
+            assertTrue(sent.contains("billing/invoice.py"), sent);
+        } finally {
+            http.stop(0);
+        }
+    }
+
+    @Test
+    @Order(8)
+    void invalidParamsAndUnknownMethodsKeepTheServerUp() throws Exception {
+        try {
+            client.requestSync(RaglsSession.RETRIEVE, Json.obj("query", QUERY, "topK", 1000), REQUEST_TIMEOUT);
+            fail("topK 1000 accepted");
+        } catch (LspException e) {
+            assertEquals(LspException.INVALID_PARAMS, e.code(), e.getMessage());
+            assertTrue(e.getMessage().contains("topK"), e.getMessage());
+        }
+        try {
+            client.requestSync("rag/doesNotExist", Json.obj(), REQUEST_TIMEOUT);
+            fail("unknown method accepted");
+        } catch (LspException e) {
+            assertEquals(LspException.METHOD_NOT_FOUND, e.code(), e.getMessage());
+        }
+        assertFalse(session.indexStatus().state().isEmpty(), "server still answers rag/indexStatus");
+    }
+
+    @Test
+    @Order(9)
+    void reindexAnswersAndReturnsToReady() throws Exception {
+        Assumptions.assumeTrue(ready != null && ready.isReady(), "the first index run never became ready");
+        Object started = Json.asObject(client.requestSync(RaglsSession.REINDEX, Json.obj(), REQUEST_TIMEOUT)).get("started");
+        assertTrue(started instanceof Boolean, "rag/reindex result.started: " + started);
+        IndexStatus s = waitReady();
+        assertTrue(s.isReady(), brief(s));
+        assertEquals(ready.filesTotal(), s.filesTotal());
+    }
+}

@@ -1,0 +1,198 @@
+package dev.ragls.core;
+
+import dev.ragls.core.json.Json;
+import dev.ragls.core.protocol.IndexStatus;
+import dev.ragls.core.protocol.ProgressEvent;
+import dev.ragls.core.status.ServerState;
+import dev.ragls.core.status.StatusModel;
+import dev.ragls.core.status.StatusText;
+import org.junit.jupiter.api.Test;
+
+import java.util.Locale;
+import java.util.concurrent.atomic.AtomicInteger;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+class StatusTextTest {
+    static IndexStatus status(String state, String phase, long total, long indexed, long failed) {
+        return IndexStatus.fromJson(Json.obj("state", state, "phase", phase, "filesTotal", total,
+                "filesIndexed", indexed, "filesFailed", failed, "filesSkipped", 2, "chunks", 99,
+                "embedder", Json.obj("provider", "local", "model", "all-MiniLM-L6-v2", "dimension", 384),
+                "store", Json.obj("kind", "edge", "location", "/cache"), "version", "0.1.0",
+                "errors", java.util.List.of(Json.obj("path", "bad.py", "message", "cannot parse", "time", "t"))));
+    }
+
+    static ProgressEvent progress(String kind, String message, Integer pct) {
+        return ProgressEvent.fromJson(Json.obj("token", "tok", "value",
+                Json.obj("kind", kind, "title", "ragls: indexing", "message", message, "percentage", pct)));
+    }
+
+    static StatusModel running() {
+        StatusModel m = new StatusModel();
+        m.setServerState(ServerState.RUNNING, null);
+        return m;
+    }
+
+    @Test
+    void constantsAndNumbers() {
+        assertEquals("RAG \u2713", StatusText.READY);
+        assertEquals("RAG \u2717", StatusText.ERROR);
+        assertEquals("RAG 1,234/5,000", StatusText.counts(1234, 5000));
+        assertEquals("RAG 5,000/5,000", StatusText.counts(6000, 5000), "done never exceeds total");
+        assertEquals("RAG 0/0", StatusText.counts(0, 0));
+        assertEquals("RAG 1,000,000/2,000,000", StatusText.counts(1_000_000, 2_000_000));
+        assertEquals("RAG 42%", StatusText.percent(42));
+        assertEquals("RAG 100%", StatusText.percent(140));
+    }
+
+    @Test
+    void formattingIgnoresTheDefaultLocale() {
+        Locale saved = Locale.getDefault();
+        try {
+            Locale.setDefault(Locale.GERMANY);
+            assertEquals("RAG 1,234/5,000", StatusText.counts(1234, 5000));
+            Locale.setDefault(new Locale("fr", "FR"));
+            StatusModel m = running();
+            m.onStatus(status("indexing", "dense", 5000, 1200, 34));
+            assertEquals("RAG 1,234/5,000", m.text());
+        } finally {
+            Locale.setDefault(saved);
+        }
+    }
+
+    @Test
+    void everyServerState() {
+        StatusModel m = new StatusModel();
+        assertEquals("RAG \u2026", m.text(), "a new model is starting");
+        m.setServerState(ServerState.DISABLED, null);
+        assertEquals("RAG off", m.text());
+        assertTrue(m.tooltip().contains("disabled"));
+        m.setServerState(ServerState.STOPPED, "stopped by the user");
+        assertEquals("RAG off", m.text());
+        m.setServerState(ServerState.NOT_FOUND, "Looked in: PATH");
+        assertEquals("RAG \u2717", m.text());
+        assertTrue(m.tooltip().contains("not found"));
+        assertTrue(m.tooltip().contains("Looked in: PATH"));
+        m.setServerState(ServerState.RESTARTING, "restarting in 4 s");
+        assertEquals("RAG \u2717", m.text());
+        assertTrue(m.tooltip().contains("restarting in 4 s"));
+        m.setServerState(ServerState.FAILED, "exit code 1");
+        assertEquals("RAG \u2717", m.text());
+        m.setServerState(ServerState.STARTING, null);
+        assertEquals("RAG \u2026", m.text());
+        m.setServerState(ServerState.RUNNING, null);
+        assertEquals("RAG \u2026", m.text(), "running without any index news yet");
+    }
+
+    @Test
+    void everyIndexState() {
+        StatusModel m = running();
+        m.onStatus(status("indexing", "starting", 0, 0, 0));
+        assertEquals("RAG \u2026", m.text(), "indexing before files are counted");
+        m.onStatus(status("indexing", "discovering", 0, 0, 0));
+        assertEquals("RAG \u2026", m.text());
+        m.onStatus(status("indexing", "lexical", 5000, 1200, 34));
+        assertEquals("RAG 1,234/5,000", m.text());
+        assertTrue(m.isIndexing());
+        m.onStatus(status("ready", "idle", 5000, 4990, 10));
+        assertEquals("RAG \u2713", m.text());
+        assertFalse(m.isIndexing());
+        assertTrue(m.tooltip().contains("Files: 4,990/5,000 indexed, 10 failed, 2 skipped"), m.tooltip());
+        assertTrue(m.tooltip().contains("Embedder: local all-MiniLM-L6-v2 (384-d)"), m.tooltip());
+        assertTrue(m.tooltip().contains("Last error: bad.py: cannot parse"), m.tooltip());
+        m.onStatus(status("error", "error", 5000, 0, 0));
+        assertEquals("RAG \u2717", m.text());
+    }
+
+    @Test
+    void statusBeforeRunningPromotesStarting() {
+        StatusModel m = new StatusModel();
+        m.setServerState(ServerState.STARTING, null);
+        m.onStatus(status("ready", "idle", 3, 3, 0));
+        assertEquals(ServerState.RUNNING, m.serverState());
+        assertEquals("RAG \u2713", m.text());
+    }
+
+    @Test
+    void progressDrivesTheTextWhenNewer() {
+        StatusModel m = running();
+        m.onProgress(progress("begin", "0/13 files", 0));
+        assertEquals("RAG 0/13", m.text());
+        m.onProgress(progress("report", "7/13 files", 53));
+        assertEquals("RAG 7/13", m.text());
+        assertTrue(m.tooltip().contains("ragls: indexing"), m.tooltip());
+        m.onStatus(status("indexing", "dense", 13, 9, 0));
+        assertEquals("RAG 9/13", m.text(), "a newer statusChanged wins");
+        m.onProgress(progress("end", "13 files, 40 chunks", null));
+        assertEquals("RAG \u2026", m.text(), "run ended; waiting for rag/indexStatus");
+        m.onStatus(status("ready", "idle", 13, 13, 0));
+        assertEquals("RAG \u2713", m.text());
+    }
+
+    @Test
+    void discoveringShowsPending() {
+        StatusModel m = running();
+        m.onProgress(progress("begin", "0/0 files", 0));
+        assertEquals("RAG \u2026", m.text());
+        m.onProgress(progress("report", "0/8 files", 50));
+        assertEquals("RAG 0/8", m.text());
+    }
+
+    @Test
+    void percentageOnlyProgress() {
+        StatusModel m = running();
+        m.onProgress(progress("begin", null, 0));
+        assertEquals("RAG \u2026", m.text(), "0% says nothing yet");
+        m.onProgress(progress("report", "discovering files", 0));
+        assertEquals("RAG \u2026", m.text());
+        m.onProgress(progress("report", "working", 42));
+        assertEquals("RAG 42%", m.text());
+        m.onProgress(progress("report", null, null));
+        assertEquals("RAG \u2026", m.text());
+    }
+
+    @Test
+    void watchBatchAfterReadyShowsProgressThenReady() {
+        StatusModel m = running();
+        m.onStatus(status("ready", "idle", 13, 13, 0));
+        m.onProgress(progress("begin", "0/2 files", 0));
+        assertEquals("RAG 0/2", m.text());
+        m.onStatus(status("ready", "idle", 13, 13, 0));
+        assertEquals("RAG \u2713", m.text(), "ready status newer than the open progress");
+    }
+
+    @Test
+    void errorStatusNewerThanProgress() {
+        StatusModel m = running();
+        m.onProgress(progress("begin", "0/2 files", 0));
+        m.onStatus(status("error", "error", 2, 0, 0));
+        assertEquals("RAG \u2717", m.text());
+    }
+
+    @Test
+    void leavingRunningClearsProgress() {
+        StatusModel m = running();
+        m.onProgress(progress("begin", "0/2 files", 0));
+        m.setServerState(ServerState.RESTARTING, "restarting in 1 s");
+        assertEquals("RAG \u2717", m.text());
+        m.setServerState(ServerState.STARTING, null);
+        m.setServerState(ServerState.RUNNING, null);
+        assertEquals("RAG \u2026", m.text());
+    }
+
+    @Test
+    void listenersFire() {
+        StatusModel m = new StatusModel();
+        AtomicInteger calls = new AtomicInteger();
+        Runnable l = calls::incrementAndGet;
+        m.addListener(l);
+        m.setServerState(ServerState.RUNNING, null);
+        m.onStatus(status("ready", "idle", 1, 1, 0));
+        m.onProgress(progress("begin", "0/1 files", 0));
+        m.removeListener(l);
+        m.onProgress(progress("end", null, null));
+        assertEquals(3, calls.get());
+    }
+}

@@ -1,0 +1,14 @@
+package dev.ragls.intellij.actions;
+
+import com.intellij.openapi.actionSystem.AnActionEvent;
+import com.intellij.openapi.project.Project;
+import dev.ragls.intellij.RaglsProjectService;
+import org.jetbrains.annotations.NotNull;
+
+/** rag/reindex with full: true: drop the project's index and rebuild it. */
+public final class FullReindexAction extends RaglsAction {
+    @Override
+    void perform(@NotNull AnActionEvent e, @NotNull Project project, @NotNull RaglsProjectService service) {
+        service.reindex(true);
+    }
+}

@@ -1,0 +1,152 @@
+package dev.ragls.intellij.settings;
+
+import com.intellij.openapi.application.ApplicationManager;
+import com.intellij.openapi.application.ModalityState;
+import com.intellij.openapi.fileChooser.FileChooserDescriptorFactory;
+import com.intellij.openapi.options.Configurable;
+import com.intellij.openapi.project.Project;
+import com.intellij.openapi.project.ProjectManager;
+import com.intellij.openapi.ui.TextFieldWithBrowseButton;
+import com.intellij.ui.components.JBCheckBox;
+import com.intellij.ui.components.JBLabel;
+import com.intellij.ui.components.JBPasswordField;
+import com.intellij.ui.components.JBTextField;
+import com.intellij.util.ui.FormBuilder;
+import dev.ragls.core.chat.ChatConfig;
+import dev.ragls.core.server.ClientSettings;
+import dev.ragls.intellij.RaglsProjectService;
+import org.jetbrains.annotations.Nls;
+import org.jetbrains.annotations.Nullable;
+
+import javax.swing.JComponent;
+import javax.swing.JPanel;
+import javax.swing.JSpinner;
+import javax.swing.SpinnerNumberModel;
+import java.util.Objects;
+
+/** Settings | Tools | ragls. */
+public final class RaglsConfigurable implements Configurable {
+    private TextFieldWithBrowseButton serverPath;
+    private JBCheckBox ragEnabled;
+    private JSpinner topK;
+    private JSpinner maxChars;
+    private JBCheckBox autoIndex;
+    private JBTextField chatBaseUrl;
+    private JBTextField chatModel;
+    private JBPasswordField apiKey;
+    private JSpinner chatTimeout;
+    private String storedKey = "";
+    private JPanel panel;
+
+    @Override
+    public @Nls String getDisplayName() {
+        return "ragls";
+    }
+
+    @Override
+    public @Nullable JComponent createComponent() {
+        serverPath = new TextFieldWithBrowseButton();
+        serverPath.addBrowseFolderListener("ragls Executable", "Path to the ragls server (empty: PATH, then the project's .venv)",
+                null, FileChooserDescriptorFactory.createSingleFileNoJarsDescriptor());
+        ragEnabled = new JBCheckBox("Enable project context (RAG)");
+        topK = new JSpinner(new SpinnerNumberModel(5, ClientSettings.MIN_TOP_K, ClientSettings.MAX_TOP_K, 1));
+        maxChars = new JSpinner(new SpinnerNumberModel(4000, ClientSettings.MIN_MAX_CHARS, ClientSettings.MAX_MAX_CHARS, 500));
+        autoIndex = new JBCheckBox("Index the project automatically");
+        chatBaseUrl = new JBTextField();
+        chatBaseUrl.getEmptyText().setText(ChatConfig.OLLAMA_BASE_URL);
+        chatModel = new JBTextField();
+        apiKey = new JBPasswordField();
+        apiKey.getEmptyText().setText("none (Ollama, LM Studio)");
+        chatTimeout = new JSpinner(new SpinnerNumberModel(120, 5, 3600, 5));
+        panel = FormBuilder.createFormBuilder()
+                .addLabeledComponent("Server path:", serverPath)
+                .addComponentToRightColumn(new JBLabel("Empty: ragls on PATH, then <project>/.venv/bin/ragls"))
+                .addComponent(ragEnabled)
+                .addLabeledComponent("Chunks per message (topK):", topK)
+                .addLabeledComponent("Context budget (maxChars):", maxChars)
+                .addComponent(autoIndex)
+                .addSeparator()
+                .addLabeledComponent("Chat base URL:", chatBaseUrl)
+                .addComponentToRightColumn(new JBLabel("OpenAI-compatible: Ollama " + ChatConfig.OLLAMA_BASE_URL
+                        + ", LM Studio " + ChatConfig.LM_STUDIO_BASE_URL))
+                .addLabeledComponent("Chat model:", chatModel)
+                .addLabeledComponent("API key:", apiKey)
+                .addComponentToRightColumn(new JBLabel("Stored in the IDE password safe"))
+                .addLabeledComponent("Chat timeout (s):", chatTimeout)
+                .addComponentFillVertically(new JPanel(), 0)
+                .getPanel();
+        reset();
+        return panel;
+    }
+
+    private static RaglsSettings.State state() {
+        return RaglsSettings.getInstance().getState();
+    }
+
+    @Override
+    public boolean isModified() {
+        RaglsSettings.State s = state();
+        return !serverPath.getText().strip().equals(s.serverPath)
+                || ragEnabled.isSelected() != s.ragEnabled
+                || (Integer) topK.getValue() != s.topK
+                || (Integer) maxChars.getValue() != s.maxChars
+                || autoIndex.isSelected() != s.autoIndex
+                || !chatBaseUrl.getText().strip().equals(s.chatBaseUrl)
+                || !chatModel.getText().strip().equals(s.chatModel)
+                || (Integer) chatTimeout.getValue() != s.chatTimeoutSeconds
+                || !new String(apiKey.getPassword()).equals(storedKey);
+    }
+
+    @Override
+    public void apply() {
+        RaglsSettings.State s = state();
+        boolean serverChanged = !serverPath.getText().strip().equals(s.serverPath) || ragEnabled.isSelected() != s.ragEnabled;
+        s.serverPath = serverPath.getText().strip();
+        s.ragEnabled = ragEnabled.isSelected();
+        s.topK = (Integer) topK.getValue();
+        s.maxChars = (Integer) maxChars.getValue();
+        s.autoIndex = autoIndex.isSelected();
+        s.chatBaseUrl = chatBaseUrl.getText().strip().isEmpty() ? ChatConfig.OLLAMA_BASE_URL : chatBaseUrl.getText().strip();
+        s.chatModel = chatModel.getText().strip();
+        s.chatTimeoutSeconds = (Integer) chatTimeout.getValue();
+        String key = new String(apiKey.getPassword());
+        if (!Objects.equals(key, storedKey)) {
+            storedKey = key;
+            ApplicationManager.getApplication().executeOnPooledThread(() -> RaglsApiKeyStore.set(key));
+        }
+        for (Project p : ProjectManager.getInstance().getOpenProjects()) {
+            if (!p.isDisposed()) {
+                RaglsProjectService.getInstance(p).settingsChanged(serverChanged);
+            }
+        }
+    }
+
+    @Override
+    public void reset() {
+        RaglsSettings.State s = state();
+        serverPath.setText(s.serverPath);
+        ragEnabled.setSelected(s.ragEnabled);
+        topK.setValue(s.topK);
+        maxChars.setValue(s.maxChars);
+        autoIndex.setSelected(s.autoIndex);
+        chatBaseUrl.setText(s.chatBaseUrl);
+        chatModel.setText(s.chatModel);
+        chatTimeout.setValue(s.chatTimeoutSeconds);
+        // PasswordSafe may block (OS keychain): read it off the UI thread
+        ApplicationManager.getApplication().executeOnPooledThread(() -> {
+            String key = Objects.requireNonNullElse(RaglsApiKeyStore.get(), "");
+            ApplicationManager.getApplication().invokeLater(() -> {
+                storedKey = key;
+                if (apiKey != null) {
+                    apiKey.setText(key);
+                }
+            }, ModalityState.any());
+        });
+    }
+
+    @Override
+    public void disposeUIResources() {
+        panel = null;
+        apiKey = null;
+    }
+}

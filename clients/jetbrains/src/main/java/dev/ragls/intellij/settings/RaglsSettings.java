@@ -1,0 +1,66 @@
+package dev.ragls.intellij.settings;
+
+import com.intellij.openapi.application.ApplicationManager;
+import com.intellij.openapi.components.PersistentStateComponent;
+import com.intellij.openapi.components.State;
+import com.intellij.openapi.components.Storage;
+import com.intellij.util.xmlb.XmlSerializerUtil;
+import dev.ragls.core.chat.ChatConfig;
+import dev.ragls.core.chat.RagChat;
+import dev.ragls.core.server.ClientSettings;
+import org.jetbrains.annotations.NotNull;
+import org.jetbrains.annotations.Nullable;
+
+import java.time.Duration;
+
+/**
+ * Application-level settings (Settings | Tools | ragls), stored in {@code ragls.xml}.
+ * The chat API key is not here: it lives in the IDE's PasswordSafe ({@link RaglsApiKeyStore}).
+ */
+@State(name = "RaglsSettings", storages = @Storage("ragls.xml"))
+public final class RaglsSettings implements PersistentStateComponent<RaglsSettings.State> {
+
+    /** Serialized fields; keep them public and simple. */
+    public static final class State {
+        public String serverPath = "";
+        public boolean ragEnabled = true;
+        public int topK = 5;
+        public int maxChars = 4000;
+        public boolean autoIndex = true;
+        public String chatBaseUrl = ChatConfig.OLLAMA_BASE_URL;
+        public String chatModel = ChatConfig.DEFAULT_MODEL;
+        public int chatTimeoutSeconds = 120;
+    }
+
+    private State state = new State();
+
+    public static RaglsSettings getInstance() {
+        return ApplicationManager.getApplication().getService(RaglsSettings.class);
+    }
+
+    @Override
+    public @NotNull State getState() {
+        return state;
+    }
+
+    @Override
+    public void loadState(@NotNull State loaded) {
+        XmlSerializerUtil.copyBean(loaded, state);
+    }
+
+    public ClientSettings clientSettings() {
+        return new ClientSettings(state.ragEnabled, state.topK, state.maxChars, state.autoIndex);
+    }
+
+    public RagChat.Options chatOptions() {
+        ClientSettings c = clientSettings();
+        return new RagChat.Options(c.ragEnabled(), c.topK(), c.maxChars(), 10);
+    }
+
+    /** The chat endpoint; {@code apiKey} comes from PasswordSafe (read it off the UI thread). */
+    public ChatConfig chatConfig(@Nullable String apiKey) {
+        Duration t = Duration.ofSeconds(Math.max(5, state.chatTimeoutSeconds));
+        return new ChatConfig(state.chatBaseUrl, state.chatModel, apiKey == null ? "" : apiKey,
+                Duration.ofSeconds(10), t, t);
+    }
+}

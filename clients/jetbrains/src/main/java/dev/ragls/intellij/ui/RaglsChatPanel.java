@@ -1,0 +1,265 @@
+package dev.ragls.intellij.ui;
+
+import com.intellij.openapi.Disposable;
+import com.intellij.openapi.actionSystem.AnActionEvent;
+import com.intellij.openapi.actionSystem.CustomShortcutSet;
+import com.intellij.openapi.application.ApplicationManager;
+import com.intellij.openapi.application.ModalityState;
+import com.intellij.openapi.fileEditor.OpenFileDescriptor;
+import com.intellij.openapi.project.DumbAwareAction;
+import com.intellij.openapi.project.Project;
+import com.intellij.openapi.vfs.LocalFileSystem;
+import com.intellij.openapi.vfs.VirtualFile;
+import com.intellij.openapi.vfs.VirtualFileManager;
+import com.intellij.ui.components.JBScrollPane;
+import com.intellij.ui.components.JBTextArea;
+import com.intellij.util.ui.JBUI;
+import com.intellij.util.ui.UIUtil;
+import dev.ragls.core.chat.ChatException;
+import dev.ragls.core.chat.OpenAiChatClient;
+import dev.ragls.core.chat.RagChat;
+import dev.ragls.core.protocol.Chunk;
+import dev.ragls.intellij.RaglsProjectService;
+import dev.ragls.intellij.actions.ContextCopier;
+import dev.ragls.intellij.settings.RaglsApiKeyStore;
+import dev.ragls.intellij.settings.RaglsSettings;
+import org.jetbrains.annotations.NotNull;
+
+import javax.swing.JButton;
+import javax.swing.JEditorPane;
+import javax.swing.JPanel;
+import javax.swing.event.HyperlinkEvent;
+import java.awt.BorderLayout;
+import java.awt.FlowLayout;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.atomic.AtomicBoolean;
+
+/**
+ * The chat tool window. The history shows what the user typed; what is sent to the model has
+ * the {@code <rag_context>} block in front. Sources are listed under each answer as
+ * {@code file:line} links that open the file at that line.
+ */
+public final class RaglsChatPanel extends JPanel implements Disposable {
+    private static final long serialVersionUID = 1L;
+
+    /** One exchange as displayed (mutable while streaming). */
+    private static final class ViewTurn {
+        final String userText;
+        final StringBuilder answer = new StringBuilder();
+        volatile String note;
+        volatile String error;
+        volatile List<Chunk> sources = List.of();
+
+        ViewTurn(String userText) {
+            this.userText = userText;
+        }
+    }
+
+    private final Project project;
+    private final RaglsProjectService service;
+    private final RagChat chat = new RagChat();
+    private final List<ViewTurn> turns = new ArrayList<>();
+    private final JEditorPane history = new JEditorPane("text/html", "");
+    private final JBTextArea input = new JBTextArea(4, 40);
+    private final JButton send = new JButton("Send");
+    private final JButton stop = new JButton("Stop");
+    private final AtomicBoolean renderQueued = new AtomicBoolean();
+    private volatile OpenAiChatClient current;
+
+    public RaglsChatPanel(@NotNull Project project) {
+        super(new BorderLayout());
+        this.project = project;
+        this.service = RaglsProjectService.getInstance(project);
+
+        history.setEditable(false);
+        history.putClientProperty(JEditorPane.HONOR_DISPLAY_PROPERTIES, Boolean.TRUE);
+        history.setFont(UIUtil.getLabelFont());
+        history.addHyperlinkListener(e -> {
+            if (e.getEventType() == HyperlinkEvent.EventType.ACTIVATED) {
+                openSource(e.getDescription());
+            }
+        });
+        add(new JBScrollPane(history), BorderLayout.CENTER);
+
+        input.setLineWrap(true);
+        input.setWrapStyleWord(true);
+        input.getEmptyText().setText("Ask about this project (Ctrl+Enter to send)");
+        new DumbAwareAction() {
+            @Override
+            public void actionPerformed(@NotNull AnActionEvent e) {
+                sendMessage();
+            }
+        }.registerCustomShortcutSet(CustomShortcutSet.fromString("control ENTER", "meta ENTER"), input, this);
+
+        JButton copy = new JButton("Copy with Context");
+        copy.setToolTipText("Copy the message with the project's <rag_context> in front");
+        copy.addActionListener(e -> {
+            String text = input.getText();
+            if (!text.isBlank()) {
+                ContextCopier.copy(project, text);
+            }
+        });
+        JButton clear = new JButton("New Chat");
+        clear.addActionListener(e -> {
+            chat.clear();
+            turns.clear();
+            render();
+        });
+        send.addActionListener(e -> sendMessage());
+        stop.addActionListener(e -> {
+            OpenAiChatClient c = current;
+            if (c != null) {
+                c.cancel();
+            }
+        });
+        stop.setEnabled(false);
+
+        JPanel buttons = new JPanel(new FlowLayout(FlowLayout.RIGHT, 4, 0));
+        buttons.add(clear);
+        buttons.add(copy);
+        buttons.add(stop);
+        buttons.add(send);
+        JPanel bottom = new JPanel(new BorderLayout(0, 4));
+        bottom.setBorder(JBUI.Borders.empty(4));
+        bottom.add(new JBScrollPane(input), BorderLayout.CENTER);
+        bottom.add(buttons, BorderLayout.SOUTH);
+        add(bottom, BorderLayout.SOUTH);
+        render();
+    }
+
+    private void sendMessage() {
+        String text = input.getText();
+        if (text.isBlank() || current != null || !send.isEnabled()) {
+            return;
+        }
+        input.setText("");
+        ViewTurn vt = new ViewTurn(text);
+        turns.add(vt);
+        setBusy(true);
+        render();
+        ApplicationManager.getApplication().executeOnPooledThread(() -> {
+            RaglsSettings settings = RaglsSettings.getInstance();
+            OpenAiChatClient client = new OpenAiChatClient(settings.chatConfig(RaglsApiKeyStore.get()));
+            current = client;
+            try {
+                chat.send(text, settings.chatOptions(), service.retriever(), client, new RagChat.Listener() {
+                    @Override
+                    public void onContext(RagChat.Prepared prepared) {
+                        vt.note = prepared.ragNote();
+                        vt.sources = prepared.sources();
+                        requestRender();
+                    }
+
+                    @Override
+                    public void onDelta(String delta) {
+                        synchronized (vt.answer) {
+                            vt.answer.append(delta);
+                        }
+                        requestRender();
+                    }
+                });
+            } catch (ChatException e) {
+                vt.error = e.kind() == ChatException.Kind.CANCELLED ? "Stopped." : e.getMessage();
+            } catch (RuntimeException e) {
+                vt.error = "Chat failed: " + e;
+            } finally {
+                current = null;
+                ApplicationManager.getApplication().invokeLater(() -> setBusy(false), ModalityState.any());
+                requestRender();
+            }
+        });
+    }
+
+    private void setBusy(boolean busy) {
+        send.setEnabled(!busy);
+        stop.setEnabled(busy);
+    }
+
+    private void requestRender() {
+        if (renderQueued.compareAndSet(false, true)) {
+            ApplicationManager.getApplication().invokeLater(() -> {
+                renderQueued.set(false);
+                render();
+            }, ModalityState.any());
+        }
+    }
+
+    private void render() {
+        StringBuilder html = new StringBuilder("<html><body>");
+        if (turns.isEmpty()) {
+            html.append("<p style='color:gray'>Messages get the most relevant parts of this project (from ragls) "
+                    + "in front, as a &lt;rag_context&gt; block. Chat endpoint and model: Settings | Tools | ragls.</p>");
+        }
+        for (int t = 0; t < turns.size(); t++) {
+            ViewTurn vt = turns.get(t);
+            html.append("<p><b>You</b><br>").append(text(vt.userText)).append("</p>");
+            if (vt.note != null) {
+                html.append("<p style='color:gray'><i>").append(text(vt.note)).append("</i></p>");
+            }
+            String answer;
+            synchronized (vt.answer) {
+                answer = vt.answer.toString();
+            }
+            html.append("<p><b>Assistant</b><br>").append(answer.isEmpty() && vt.error == null ? "\u2026" : text(answer)).append("</p>");
+            if (vt.error != null) {
+                html.append("<p style='color:red'>").append(text(vt.error)).append("</p>");
+            }
+            if (!vt.sources.isEmpty()) {
+                html.append("<p style='color:gray'>Sources: ");
+                for (int i = 0; i < vt.sources.size(); i++) {
+                    Chunk c = vt.sources.get(i);
+                    html.append(i == 0 ? "" : ", ").append("<a href='src:").append(t).append(':').append(i).append("'>")
+                            .append(text(c.fileLine())).append("</a>");
+                }
+                html.append("</p>");
+            }
+            html.append("<hr>");
+        }
+        history.setText(html.append("</body></html>").toString());
+        history.setCaretPosition(history.getDocument().getLength());
+    }
+
+    private static String text(String s) {
+        String esc = s.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;");
+        StringBuilder out = new StringBuilder();
+        for (String line : esc.split("\n", -1)) {
+            if (out.length() > 0) {
+                out.append("<br>");
+            }
+            int lead = 0;
+            while (lead < line.length() && line.charAt(lead) == ' ') {
+                lead++;
+            }
+            out.append("&nbsp;".repeat(lead)).append(line.substring(lead));
+        }
+        return out.toString();
+    }
+
+    private void openSource(String description) {
+        if (description == null || !description.startsWith("src:")) {
+            return;
+        }
+        String[] parts = description.split(":");
+        try {
+            Chunk c = turns.get(Integer.parseInt(parts[1])).sources.get(Integer.parseInt(parts[2]));
+            VirtualFile vf = VirtualFileManager.getInstance().findFileByUrl(c.uri());
+            if (vf == null && project.getBasePath() != null) {
+                vf = LocalFileSystem.getInstance().findFileByPath(project.getBasePath() + "/" + c.path());
+            }
+            if (vf != null) {
+                new OpenFileDescriptor(project, vf, c.startLine(), 0).navigate(true);
+            }
+        } catch (RuntimeException ignored) {
+            // stale link after "New Chat"
+        }
+    }
+
+    @Override
+    public void dispose() {
+        OpenAiChatClient c = current;
+        if (c != null) {
+            c.cancel();
+        }
+    }
+}

@@ -1,0 +1,244 @@
+-- :RagSearch, :RagContext, :RagStatus, :RagReindex
+local config = require('ragls.config')
+local status = require('ragls.status')
+local util = require('ragls.util')
+
+local M = {}
+
+local function ragls()
+  return require('ragls')
+end
+
+local function err_msg(msg)
+  vim.notify('[ragls] ' .. msg, vim.log.levels.ERROR)
+end
+
+--- Quickfix items for rag/retrieve chunks.
+function M.qf_items(chunks)
+  local items = {}
+  for _, ch in ipairs(chunks or {}) do
+    local fname = ch.uri and ch.uri ~= vim.NIL and vim.uri_to_fname(ch.uri) or ch.path
+    local start_line = (ch.range and ch.range.start and ch.range.start.line or 0) + 1
+    local end_line = ch.range and ch.range['end'] and ch.range['end'].line or start_line
+    if end_line < start_line then
+      end_line = start_line
+    end
+    local symbol = (ch.symbol ~= nil and ch.symbol ~= vim.NIL) and ch.symbol or nil
+    local first = ''
+    if type(ch.content) == 'string' then
+      for line in ch.content:gmatch('[^\n]+') do
+        if line:match('%S') then
+          first = vim.trim(line)
+          break
+        end
+      end
+    end
+    local text
+    if symbol then
+      text = string.format('%s [%s] %s', symbol, ch.kind or '?', first)
+    else
+      text = string.format('[%s] %s', ch.kind or ch.language or '?', first)
+    end
+    if type(ch.score) == 'number' then
+      text = text .. string.format('  (%.3f)', ch.score)
+    end
+    table.insert(items, {
+      filename = fname,
+      lnum = start_line,
+      end_lnum = end_line,
+      col = 1,
+      text = text,
+      user_data = { path = ch.path, symbol = symbol, kind = ch.kind },
+    })
+  end
+  return items
+end
+
+function M.search(query, opts)
+  opts = opts or {}
+  local sopts = config.get().search
+  ragls().retrieve(query, { topK = opts.top_k or sopts.top_k, maxChars = 0 }, function(err, result)
+    if err then
+      err_msg('RagSearch: ' .. (err.message or vim.inspect(err)))
+      return
+    end
+    local items = M.qf_items(result and result.chunks)
+    vim.fn.setqflist({}, ' ', { title = 'RagSearch: ' .. query, items = items })
+    if #items == 0 then
+      vim.notify('[ragls] RagSearch: no results for ' .. query, vim.log.levels.WARN)
+      return
+    end
+    if opts.open ~= false and sopts.open then
+      vim.cmd('copen')
+    end
+    util.fire('RaglsSearchDone', { query = query, count = #items })
+  end)
+end
+
+local scratch_name = 'ragls://context'
+
+--- Shows text in the (reused) scratch buffer ragls://context.
+function M.show_scratch(text, title)
+  local buf = vim.fn.bufnr(scratch_name)
+  if buf == -1 or not vim.api.nvim_buf_is_valid(buf) then
+    buf = vim.api.nvim_create_buf(false, true)
+    vim.api.nvim_buf_set_name(buf, scratch_name)
+    vim.bo[buf].buftype = 'nofile'
+    vim.bo[buf].bufhidden = 'hide'
+    vim.bo[buf].swapfile = false
+  end
+  vim.bo[buf].modifiable = true
+  local lines = vim.split(text, '\n', { plain = true })
+  vim.api.nvim_buf_set_lines(buf, 0, -1, false, lines)
+  vim.b[buf].ragls_title = title
+  vim.bo[buf].filetype = 'xml'
+  local win = vim.fn.bufwinid(buf)
+  if win == -1 then
+    vim.cmd('botright split')
+    vim.api.nvim_win_set_buf(0, buf)
+  else
+    vim.api.nvim_set_current_win(win)
+  end
+  return buf
+end
+
+function M.context(query, opts)
+  opts = opts or {}
+  local copts = config.get().context
+  ragls().context(query, {}, function(ctx, result, err)
+    if err then
+      err_msg('RagContext: ' .. err)
+      return
+    end
+    if ctx == '' then
+      local n = result and result.chunks and #result.chunks or 0
+      vim.notify(
+        n > 0 and '[ragls] RagContext: best chunk does not fit in maxChars' or ('[ragls] RagContext: nothing relevant for ' .. query),
+        vim.log.levels.WARN
+      )
+    end
+    local reg = opts.register
+    if reg == nil then
+      reg = copts.register
+    end
+    if reg and ctx ~= '' then
+      vim.fn.setreg(reg, ctx, 'l')
+    end
+    if ctx ~= '' and copts.scratch and not opts.no_scratch then
+      M.show_scratch(ctx, 'RagContext: ' .. query)
+    end
+    if ctx ~= '' then
+      local nblocks = select(2, ctx:gsub('<code_context ', ''))
+      vim.notify(string.format('[ragls] RagContext: %d block(s), %d chars%s', nblocks, #ctx, reg and (' in register ' .. reg) or ''))
+    end
+    util.fire('RaglsContextDone', { query = query, chars = #ctx })
+  end)
+end
+
+--- Human-readable lines for an IndexStatus.
+function M.status_lines(st, client)
+  local lines = {}
+  local function add(fmt, ...)
+    table.insert(lines, string.format(fmt, ...))
+  end
+  if client then
+    add('ragls (client %d) %s', client.id, util.client_root(client) or '?')
+  end
+  add('state: %s   phase: %s   statusline: %s', tostring(st.state), tostring(st.phase), status.format({
+    state = st.state,
+    chunks = st.chunks,
+    total = st.filesTotal,
+    done = status.files_done(st),
+  }))
+  add(
+    'files: %s indexed, %s failed, %s total, %s skipped',
+    tostring(st.filesIndexed),
+    tostring(st.filesFailed),
+    tostring(st.filesTotal),
+    tostring(st.filesSkipped)
+  )
+  if type(st.skippedByReason) == 'table' and next(st.skippedByReason) then
+    local parts = {}
+    for k, v in pairs(st.skippedByReason) do
+      table.insert(parts, k .. '=' .. tostring(v))
+    end
+    table.sort(parts)
+    add('skipped: %s', table.concat(parts, ', '))
+  end
+  add('chunks: %s', tostring(st.chunks))
+  if type(st.lexical) == 'table' and type(st.dense) == 'table' then
+    add('lexical: %s/%s   dense: %s/%s', tostring(st.lexical.done), tostring(st.lexical.total), tostring(st.dense.done), tostring(st.dense.total))
+  end
+  if type(st.embedder) == 'table' then
+    add('embedder: %s %s (%s-d)', tostring(st.embedder.provider), tostring(st.embedder.model), tostring(st.embedder.dimension))
+  end
+  if type(st.store) == 'table' then
+    add('store: %s %s', tostring(st.store.kind), tostring(st.store.location))
+  end
+  if type(st.cache) == 'table' then
+    add('cache: %s hits, %s misses', tostring(st.cache.hits), tostring(st.cache.misses))
+  end
+  if st.lastIndexedAt and st.lastIndexedAt ~= vim.NIL then
+    add('last indexed: %s', tostring(st.lastIndexedAt))
+  end
+  add('workspace: %s   server: %s', tostring(st.workspace), tostring(st.version))
+  if type(st.errors) == 'table' and #st.errors > 0 then
+    add('errors (%d, newest last):', #st.errors)
+    for i = math.max(1, #st.errors - 4), #st.errors do
+      local e = st.errors[i]
+      add('  %s: %s', tostring(e.path), tostring(e.message))
+    end
+  end
+  return lines
+end
+
+function M.status()
+  local lsp = require('ragls.lsp')
+  lsp.request('rag/indexStatus', vim.empty_dict(), function(err, result, client)
+    if err then
+      err_msg('RagStatus: ' .. (err.message or vim.inspect(err)))
+      return
+    end
+    if client then
+      status.apply_index_status(client.id, result)
+    end
+    local lines = M.status_lines(result or {}, client)
+    M.last_status_lines = lines
+    vim.api.nvim_echo({ { table.concat(lines, '\n') } }, true, {})
+    util.fire('RaglsStatusShown', { state = result and result.state })
+  end)
+end
+
+function M.reindex(full)
+  ragls().reindex(full, function(err, result)
+    if err then
+      err_msg('RagReindex: ' .. (err.message or vim.inspect(err)))
+      return
+    end
+    local started = result and result.started
+    vim.notify(
+      '[ragls] '
+        .. (full and 'full rebuild' or 'reindex')
+        .. (started and ' started' or ' queued (a run is in progress; it re-runs when that ends)')
+    )
+    util.fire('RaglsReindexDone', { started = started, full = full })
+  end)
+end
+
+function M.register()
+  local cmd = vim.api.nvim_create_user_command
+  cmd('RagSearch', function(a)
+    M.search(a.args)
+  end, { nargs = '+', desc = 'ragls: search the workspace index into the quickfix list' })
+  cmd('RagContext', function(a)
+    M.context(a.args, { no_scratch = a.bang })
+  end, { nargs = '+', bang = true, desc = 'ragls: <rag_context> block into a register (and scratch buffer)' })
+  cmd('RagStatus', function()
+    M.status()
+  end, { nargs = 0, desc = 'ragls: show index status' })
+  cmd('RagReindex', function(a)
+    M.reindex(a.bang)
+  end, { nargs = 0, bang = true, desc = 'ragls: re-scan the workspace (! drops and rebuilds the index)' })
+end
+
+return M

@@ -1,0 +1,227 @@
+-- Options: defaults, normalisation, root detection and server command resolution.
+local util = require('ragls.util')
+
+local M = {}
+
+M.name = 'ragls'
+
+M.default_root_markers = {
+  '.ragls.toml',
+  '.git',
+  '.hg',
+  '.svn',
+  'pyproject.toml',
+  'setup.py',
+  'setup.cfg',
+  'package.json',
+  'go.mod',
+  'Cargo.toml',
+  'pom.xml',
+  'build.gradle',
+  'build.gradle.kts',
+  'settings.gradle',
+  'settings.gradle.kts',
+  'composer.json',
+  'Gemfile',
+  'mix.exs',
+  'deno.json',
+  'CMakeLists.txt',
+  '*.sln',
+}
+
+-- Server settings (camelCase, section `ragls`). They may also be given at the top level of
+-- setup() for convenience; they are moved into `settings`.
+M.setting_keys = {
+  'include',
+  'exclude',
+  'maxFileBytes',
+  'embedder',
+  'qdrant',
+  'retrieval',
+  'indexing',
+}
+
+M.defaults = {
+  -- string[] or fun(root_dir: string): string[]; nil = <root>/.venv/bin/ragls, else `ragls` on PATH
+  cmd = nil,
+  cmd_env = nil,
+  root_markers = nil, -- nil = M.default_root_markers
+  root_dir = nil, -- string or fun(path: string, bufnr: integer): string|nil
+  filetypes = nil, -- nil = every filetype (and buffers without one)
+  autostart = true,
+  attach_mode = nil, -- nil = by version; 'config' | 'start' | 'start_client' to force one
+  settings = {},
+  init_options = nil, -- nil = same table as settings
+  capabilities = nil,
+  on_attach = nil,
+  handlers = nil,
+  search = {
+    top_k = 20,
+    open = true, -- :copen after :RagSearch
+  },
+  context = {
+    register = '"', -- register that :RagContext fills (false to skip)
+    scratch = true, -- also open a scratch buffer (:RagContext! skips it)
+    top_k = nil, -- nil = server default (retrieval.topK)
+    max_chars = nil, -- nil = server default (retrieval.maxChars)
+    timeout_ms = 15000, -- blocking variants
+  },
+  status = {
+    prefix = 'RAG',
+    ready = '✓',
+    error = '✗',
+    busy = '…',
+  },
+}
+
+M.options = nil
+
+local function is_list(t)
+  if type(t) ~= 'table' then
+    return false
+  end
+  if vim.tbl_islist then
+    return vim.tbl_islist(t)
+  end
+  return vim.islist(t)
+end
+
+function M.is_list(t)
+  return is_list(t)
+end
+
+--- Merges user options over the defaults.
+function M.build(opts)
+  opts = vim.deepcopy(opts or {})
+  local settings = opts.settings or {}
+  for _, key in ipairs(M.setting_keys) do
+    if opts[key] ~= nil then
+      if settings[key] == nil then
+        settings[key] = opts[key]
+      elseif type(settings[key]) == 'table' and type(opts[key]) == 'table' and not is_list(opts[key]) then
+        settings[key] = vim.tbl_deep_extend('force', settings[key], opts[key])
+      end
+      opts[key] = nil
+    end
+  end
+  opts.settings = settings
+  local merged = vim.tbl_deep_extend('force', vim.deepcopy(M.defaults), opts)
+  -- lists replace, never merge
+  if opts.root_markers then
+    merged.root_markers = opts.root_markers
+  end
+  if opts.cmd then
+    merged.cmd = opts.cmd
+  end
+  if opts.filetypes then
+    merged.filetypes = opts.filetypes
+  end
+  merged.root_markers = merged.root_markers or vim.deepcopy(M.default_root_markers)
+  return merged
+end
+
+function M.get()
+  if not M.options then
+    M.options = M.build({})
+  end
+  return M.options
+end
+
+function M.set(opts)
+  M.options = M.build(opts)
+  return M.options
+end
+
+--- Marker match that understands simple globs such as `*.sln`.
+local function has_marker(dir, marker)
+  if marker:find('[%*%?%[]') then
+    return #vim.fn.glob(dir .. '/' .. marker, true, true) > 0
+  end
+  return util.exists(dir .. '/' .. marker)
+end
+
+--- Root directory for a path (file or directory), or nil.
+function M.find_root(path, opts, bufnr)
+  opts = opts or M.get()
+  if type(opts.root_dir) == 'string' then
+    return util.normalize(opts.root_dir)
+  end
+  if type(opts.root_dir) == 'function' then
+    local r = opts.root_dir(path, bufnr)
+    return r and util.normalize(r) or nil
+  end
+  if not path or path == '' then
+    return nil
+  end
+  local dir = util.normalize(path)
+  if not util.is_dir(dir) then
+    dir = util.dirname(dir)
+  end
+  while dir and dir ~= '' do
+    for _, marker in ipairs(opts.root_markers) do
+      if has_marker(dir, marker) then
+        return dir
+      end
+    end
+    local parent = util.dirname(dir)
+    if parent == dir then
+      break
+    end
+    dir = parent
+  end
+  return nil
+end
+
+--- Root for a buffer, or nil when the buffer is not a file of a workspace.
+function M.buf_root(bufnr, opts)
+  opts = opts or M.get()
+  if vim.bo[bufnr].buftype ~= '' then
+    return nil
+  end
+  local name = vim.api.nvim_buf_get_name(bufnr)
+  if name == '' or name:match('^%a[%w+.-]*://') then
+    return nil
+  end
+  if opts.filetypes and not vim.tbl_contains(opts.filetypes, vim.bo[bufnr].filetype) then
+    return nil
+  end
+  return M.find_root(name, opts, bufnr)
+end
+
+--- The server command for a workspace root.
+--- Default: `<root>/.venv/bin/ragls` when it exists, else `ragls` from PATH.
+function M.resolve_cmd(root, opts)
+  opts = opts or M.get()
+  local cmd = opts.cmd
+  if type(cmd) == 'function' then
+    cmd = cmd(root)
+  end
+  if type(cmd) == 'string' then
+    cmd = { cmd }
+  end
+  if cmd and #cmd > 0 then
+    return vim.deepcopy(cmd)
+  end
+  if root then
+    for _, rel in ipairs({ '.venv/bin/ragls', 'venv/bin/ragls', '.venv/Scripts/ragls.exe' }) do
+      local candidate = root .. '/' .. rel
+      if util.is_executable(candidate) then
+        return { candidate }
+      end
+    end
+  end
+  return { 'ragls' }
+end
+
+--- initializationOptions and settings payloads.
+function M.init_options(opts)
+  opts = opts or M.get()
+  return util.dict(vim.deepcopy(opts.init_options or opts.settings))
+end
+
+function M.settings_payload(opts)
+  opts = opts or M.get()
+  return { ragls = util.dict(vim.deepcopy(opts.settings)) }
+end
+
+return M

@@ -1,0 +1,257 @@
+-- :checkhealth ragls
+local M = {}
+
+local function reporter()
+  local h = vim.health
+  if not (h and (h.start or h.report_start)) then
+    h = require('health') -- 0.7
+  end
+  return {
+    start = h.start or h.report_start,
+    ok = h.ok or h.report_ok,
+    info = h.info or h.report_info,
+    warn = h.warn or h.report_warn,
+    error = h.error or h.report_error,
+  }
+end
+
+-- Server setting names (docs/configuration.md). Unknown camelCase keys are only reported as
+-- info: the server ignores keys it does not know, and newer servers may add some.
+local known_settings = {
+  include = true,
+  exclude = true,
+  maxFileBytes = true,
+  cacheDir = true,
+  logLevel = true,
+  embedder = {
+    provider = true, model = true, baseUrl = true, apiKeyEnv = true, dimensions = true, batchSize = true,
+    threads = true, maxTokens = true, timeoutS = true, maxConcurrency = true, proxy = true,
+  },
+  qdrant = {
+    url = true, apiKeyEnv = true, path = true, collectionPrefix = true, preferGrpc = true,
+    shardNumber = true, replicationFactor = true,
+  },
+  retrieval = {
+    topK = true, maxChars = true, maxPerFile = true, fusion = true, denseWeight = true, lexicalWeight = true,
+    symbolBoost = true, rerank = true, candidates = true,
+  },
+  indexing = {
+    autoIndex = true, watch = true, debounceMs = true, openBufferDebounceMs = true, nice = true,
+    maxChunkChars = true, minChunkChars = true, smallClassChars = true, windowLines = true, windowOverlap = true,
+  },
+}
+
+local function camel(s)
+  return (s:gsub('_(%l)', function(c)
+    return c:upper()
+  end))
+end
+
+--- Checks the settings table. Returns warnings (snake_case names, wrong types) and infos
+--- (names this client does not know).
+function M.lint_settings(settings)
+  local warnings, infos = {}, {}
+  if type(settings) ~= 'table' then
+    return { 'settings must be a table' }, infos
+  end
+  local function walk(tbl, schema, prefix)
+    for k, v in pairs(tbl) do
+      local key = prefix .. tostring(k)
+      local s = type(k) == 'string' and schema[k] or nil
+      if s == nil then
+        if type(k) == 'string' and k:find('_') then
+          local hint = schema[camel(k)] and (' (did you mean ' .. prefix .. camel(k) .. '?)') or ''
+          table.insert(warnings, 'setting `' .. key .. '` is snake_case and is ignored by the server' .. hint)
+        else
+          table.insert(infos, 'setting `' .. key .. '` is not one this client knows (the server ignores unknown keys)')
+        end
+      elseif type(s) == 'table' then
+        if type(v) ~= 'table' then
+          table.insert(warnings, '`' .. key .. '` must be a table')
+        else
+          walk(v, s, key .. '.')
+        end
+      end
+    end
+  end
+  walk(settings, known_settings, '')
+  for _, k in ipairs({ 'include', 'exclude' }) do
+    if settings[k] ~= nil and type(settings[k]) ~= 'table' then
+      table.insert(warnings, '`' .. k .. '` must be a list of globs')
+    end
+  end
+  return warnings, infos
+end
+
+local function run_version(cmd)
+  local out = {}
+  local ok, job = pcall(vim.fn.jobstart, { cmd, '--version' }, {
+    stdout_buffered = true,
+    stderr_buffered = true,
+    on_stdout = function(_, data)
+      vim.list_extend(out, data or {})
+    end,
+    on_stderr = function(_, data)
+      vim.list_extend(out, data or {})
+    end,
+  })
+  if not ok or job <= 0 then
+    return nil, 'could not run ' .. cmd
+  end
+  local res = vim.fn.jobwait({ job }, 10000)[1]
+  if res == -1 then
+    pcall(vim.fn.jobstop, job)
+    return nil, '`' .. cmd .. ' --version` timed out'
+  end
+  local text = vim.trim(table.concat(out, '\n'))
+  if res ~= 0 then
+    return nil, string.format('`%s --version` exited %d: %s', cmd, res, text)
+  end
+  return text, nil
+end
+
+function M.check()
+  local r = reporter()
+  local util = require('ragls.util')
+  local config = require('ragls.config')
+  local lsp = require('ragls.lsp')
+  local ragls = require('ragls')
+
+  r.start('ragls: Neovim')
+  local v = vim.version()
+  local vstr = string.format('%d.%d.%d', v.major, v.minor, v.patch)
+  if not util.has('0.7') then
+    r.error('Neovim ' .. vstr .. ' is too old: ragls needs 0.7 or newer')
+    return
+  end
+  local mode = lsp.mode or lsp.detect_mode()
+  local how = ({
+    config = 'vim.lsp.config() + vim.lsp.enable()',
+    start = 'vim.lsp.start()',
+    start_client = 'vim.lsp.start_client() + buf_attach_client()',
+  })[mode]
+  r.ok('Neovim ' .. vstr .. ': attaching with ' .. how)
+  if not ragls._setup_done then
+    if mode == 'config' and vim.lsp.is_enabled and vim.lsp.is_enabled('ragls') then
+      r.ok('setup() not called, but vim.lsp.enable("ragls") is active')
+    else
+      r.warn("require('ragls').setup() has not been called: no buffer will attach", {
+        "Add require('ragls').setup({}) to your init.lua (see :help ragls-setup)",
+      })
+    end
+  end
+  if mode == 'config' and vim.fn.exists('#filetypedetect') == 0 then
+    r.warn('filetype detection is off: vim.lsp.enable() attaches on FileType', { 'Run :filetype on' })
+  end
+
+  local opts = config.get()
+  r.start('ragls: workspace')
+  local bufname = vim.api.nvim_buf_get_name(0)
+  local probe = (bufname ~= '' and not bufname:match('^%a[%w+.-]*://')) and bufname or vim.fn.getcwd()
+  local root = config.find_root(probe, opts, 0)
+  if root then
+    r.ok('workspace root: ' .. root)
+    local home = util.normalize(vim.loop.os_homedir() or '')
+    if root == home or root == '/' then
+      r.warn('the workspace root is ' .. root .. ': ragls would index all of it', {
+        'Add a root marker (.git, pyproject.toml, .ragls.toml, ...) to your project, or set root_dir',
+      })
+    end
+    if util.exists(root .. '/.ragls.toml') then
+      r.info('.ragls.toml found in the root (setup() settings override it)')
+    end
+  else
+    r.warn('no workspace root found from ' .. probe, {
+      'Root markers: ' .. table.concat(opts.root_markers, ' '),
+      'Open a file inside a project or set root_markers / root_dir in setup()',
+    })
+  end
+  if opts.filetypes then
+    r.info('attaching only to filetypes: ' .. table.concat(opts.filetypes, ', '))
+  end
+
+  r.start('ragls: server')
+  local cmd = config.resolve_cmd(root, opts)
+  local exe = cmd[1]
+  if not util.is_executable(exe) then
+    r.error('server not found: ' .. exe, {
+      'pip install ragls (or into <root>/.venv), or set cmd = { "/path/to/ragls" } in setup()',
+    })
+  else
+    r.ok('server: ' .. vim.fn.exepath(exe) .. (#cmd > 1 and (' ' .. table.concat(cmd, ' ', 2)) or ''))
+    local version, err = run_version(exe)
+    if version then
+      r.ok('version: ' .. version)
+    else
+      r.warn(err)
+    end
+  end
+
+  local lint, infos = M.lint_settings(opts.settings or {})
+  if #lint == 0 then
+    r.ok('settings look valid (camelCase, section `ragls`)')
+  else
+    for _, w in ipairs(lint) do
+      r.warn(w, { 'Settings use the server names in camelCase; see :help ragls-settings' })
+    end
+  end
+  for _, i in ipairs(infos) do
+    r.info(i)
+  end
+  local s = opts.settings or {}
+  local function env_set(name)
+    local val = (opts.cmd_env and opts.cmd_env[name]) or vim.env[name]
+    return val ~= nil and val ~= ''
+  end
+  local emb = type(s.embedder) == 'table' and s.embedder or {}
+  if type(emb.apiKeyEnv) == 'string' and emb.provider and emb.provider ~= 'local' and not env_set(emb.apiKeyEnv) then
+    r.warn('embedder.apiKeyEnv is ' .. emb.apiKeyEnv .. ' but that environment variable is not set')
+  end
+  local qd = type(s.qdrant) == 'table' and s.qdrant or {}
+  if type(qd.url) == 'string' and type(qd.apiKeyEnv) == 'string' and not env_set(qd.apiKeyEnv) then
+    r.info('qdrant.apiKeyEnv is ' .. qd.apiKeyEnv .. ' and not set: fine only if ' .. qd.url .. ' needs no key')
+  end
+  local caps = opts.capabilities
+  if caps and caps.window and caps.window.workDoneProgress == false then
+    r.warn('capabilities.window.workDoneProgress is false: no indexing progress will be shown')
+  end
+
+  r.start('ragls: index')
+  local clients = util.get_clients({ name = 'ragls' })
+  if #clients == 0 then
+    r.info('no ragls client is running (open a file in a workspace, or run :RagStatus)')
+    return
+  end
+  local by_root = {}
+  for _, c in ipairs(clients) do
+    local croot = util.client_root(c) or '?'
+    if by_root[croot] then
+      r.warn('two ragls clients serve ' .. croot .. ' (ids ' .. by_root[croot] .. ', ' .. c.id .. ')', {
+        'Configure ragls once: either require("ragls").setup() or nvim-lspconfig / vim.lsp.config, not both',
+      })
+    end
+    by_root[croot] = c.id
+    local err, st = lsp.request_sync('rag/indexStatus', vim.empty_dict(), { client = c, timeout_ms = 5000 })
+    if err then
+      r.error(string.format('client %d (%s): rag/indexStatus failed: %s', c.id, croot, lsp.format_err(err)))
+    else
+      local lines = require('ragls.commands').status_lines(st, c)
+      local head = table.remove(lines, 1)
+      if st.state == 'error' then
+        r.error(head .. '\n' .. table.concat(lines, '\n'))
+      elseif st.state == 'indexing' then
+        r.info(head .. '\n' .. table.concat(lines, '\n'))
+      else
+        r.ok(head .. '\n' .. table.concat(lines, '\n'))
+      end
+      if (tonumber(st.filesFailed) or 0) > 0 then
+        r.warn(string.format('%d file(s) failed to index; see the errors above or :RagStatus', st.filesFailed))
+      end
+      if st.state == 'ready' and (tonumber(st.filesTotal) or 0) == 0 then
+        r.warn('the index is empty: check include/exclude settings and .gitignore')
+      end
+    end
+  end
+end
+
+return M

@@ -1,0 +1,676 @@
+-- End-to-end test of the ragls Neovim client against a real ragls server.
+--
+-- Run (see tests/run.sh, which prepares the workspace and environment):
+--   nvim --headless -u NONE -i NONE -n -c 'luafile tests/e2e.lua'
+-- Environment:
+--   RAGLS_SERVER      absolute path of the ragls executable
+--   RAGLS_WS          workspace (a copy of tests/fixtures/polyglot)
+--   RAGLS_PLUGIN_DIR  clients/neovim
+--   RAGLS_TEST_OUT    file to append "ok <name>" / "not ok <name>: <why>" lines to
+-- Exits 0 when every case passed, 1 otherwise (never hangs: every wait is bounded).
+
+local results = { passed = 0, failed = 0 }
+local out_path = os.getenv('RAGLS_TEST_OUT')
+local label = os.getenv('RAGLS_TEST_LABEL') or ('nvim-' .. tostring(vim.version().major) .. '.' .. tostring(vim.version().minor))
+
+local function emit(line)
+  io.stdout:write(line .. '\n')
+  io.stdout:flush()
+  if out_path then
+    local f = io.open(out_path, 'a')
+    if f then
+      f:write(line .. '\n')
+      f:close()
+    end
+  end
+end
+
+-- opts.known_bug: a server bug already reported; a failure is reported as "skip ... KNOWN
+-- SERVER BUG" unless RAGLS_STRICT_SERVER=1, and the case passes by itself once it is fixed.
+local strict_server = os.getenv('RAGLS_STRICT_SERVER') == '1'
+results.skipped = 0
+
+local function case(name, fn, opts)
+  local t0 = vim.loop.hrtime()
+  local ok, err = xpcall(fn, debug.traceback)
+  local ms = math.floor((vim.loop.hrtime() - t0) / 1e6)
+  if ok then
+    results.passed = results.passed + 1
+    emit(string.format('ok %s: %s (%d ms)', label, name, ms))
+  elseif opts and opts.known_bug and not strict_server then
+    results.skipped = results.skipped + 1
+    local first = tostring(err):match('^[^\n]*')
+    emit(string.format('skip %s: %s: KNOWN SERVER BUG (%s): %s', label, name, opts.known_bug, first))
+  else
+    results.failed = results.failed + 1
+    emit(string.format('not ok %s: %s (%d ms): %s', label, name, ms, tostring(err):gsub('\n', '\n#   ')))
+  end
+  return ok
+end
+
+local function check(cond, msg, ...)
+  if not cond then
+    error(string.format(msg or 'check failed', ...), 2)
+  end
+end
+
+local function wait(ms, pred, what)
+  local ok = vim.wait(ms, pred, 25)
+  check(ok, 'timed out after %d ms waiting for %s', ms, what or 'condition')
+end
+
+local index_ready = false
+local function need_ready()
+  if not index_ready then
+    error('skipped: the index never became ready', 2)
+  end
+end
+
+local function finish()
+  emit(string.format('# %s: %d passed, %d failed, %d skipped', label, results.passed, results.failed, results.skipped))
+  -- stop servers so that no process outlives the test
+  pcall(function()
+    local util = require('ragls.util')
+    local clients = util.get_clients({ name = 'ragls' })
+    for _, c in ipairs(clients) do
+      util.stop(c)
+    end
+    vim.wait(5000, function()
+      for _, c in ipairs(clients) do
+        if not util.is_stopped(c) then
+          return false
+        end
+      end
+      return true
+    end, 50)
+    for _, c in ipairs(clients) do
+      if not util.is_stopped(c) then
+        util.stop(c, true)
+      end
+    end
+  end)
+  if results.failed > 0 or results.passed == 0 then
+    vim.cmd('cquit 1')
+  else
+    vim.cmd('qall!')
+  end
+end
+
+local QUERY = 'calculate the invoice total including tax'
+local forced_mode = os.getenv('RAGLS_TEST_MODE')
+if forced_mode == '' then
+  forced_mode = nil
+end
+
+local function main()
+  local server = assert(os.getenv('RAGLS_SERVER'), 'RAGLS_SERVER not set')
+  local ws = assert(os.getenv('RAGLS_WS'), 'RAGLS_WS not set')
+  local plugin_dir = assert(os.getenv('RAGLS_PLUGIN_DIR'), 'RAGLS_PLUGIN_DIR not set')
+  ws = vim.fn.fnamemodify(ws, ':p'):gsub('/$', '')
+
+  vim.opt.rtp:prepend(plugin_dir)
+  vim.cmd('filetype on')
+  vim.cmd('runtime! plugin/ragls.lua')
+  vim.o.swapfile = false
+  vim.o.hidden = true
+
+  -- progress as core Neovim reports it
+  -- what a statusline / progress plugin sees: vim.lsp.status() on 0.10+, get_progress_messages() before
+  local core_progress = 0
+  local core_texts = {}
+  if vim.fn.has('nvim-0.10') == 1 then
+    vim.api.nvim_create_autocmd('LspProgress', {
+      callback = function()
+        core_progress = core_progress + 1
+        table.insert(core_texts, vim.lsp.status())
+      end,
+    })
+  else
+    vim.api.nvim_create_autocmd('User', {
+      pattern = 'LspProgressUpdate',
+      callback = function()
+        core_progress = core_progress + 1
+        for _, m in ipairs(vim.lsp.util.get_progress_messages()) do
+          table.insert(core_texts, tostring(m.title) .. ': ' .. tostring(m.message))
+        end
+      end,
+    })
+  end
+
+  local events = {}
+  vim.api.nvim_create_autocmd('User', {
+    pattern = { 'RaglsSearchDone', 'RaglsContextDone', 'RaglsStatusShown', 'RaglsReindexDone' },
+    callback = function(a)
+      events[a.match] = (events[a.match] or 0) + 1
+    end,
+  })
+
+  local ragls = require('ragls')
+  local status = require('ragls.status')
+  local util = require('ragls.util')
+  local lsp = require('ragls.lsp')
+
+  local client
+  local buf
+
+  case('setup() registers commands and picks the attach path for this version', function()
+    local forced = forced_mode
+    ragls.setup({
+      attach_mode = forced,
+      cmd = { server },
+      settings = { retrieval = { topK = 8 } },
+      context = { register = 'r' },
+    })
+    for _, c in ipairs({ 'RagSearch', 'RagContext', 'RagStatus', 'RagReindex' }) do
+      check(vim.fn.exists(':' .. c) == 2, 'command %s missing', c)
+    end
+    local want = forced or (vim.fn.has('nvim-0.11') == 1 and 'config' or (vim.lsp.start and 'start' or 'start_client'))
+    check(lsp.mode == want, 'mode %s, want %s', tostring(lsp.mode), want)
+    if want == 'config' then
+      check(vim.lsp.is_enabled == nil or vim.lsp.is_enabled('ragls'), 'vim.lsp.enable("ragls") not active')
+    end
+  end)
+
+  case('attach: opening a workspace file starts ragls with the marker root', function()
+    vim.cmd('edit ' .. vim.fn.fnameescape(ws .. '/billing/invoice.py'))
+    buf = vim.api.nvim_get_current_buf()
+    wait(20000, function()
+      return util.get_clients({ bufnr = buf, name = 'ragls' })[1] ~= nil
+    end, 'ragls to attach to billing/invoice.py')
+    client = util.get_clients({ bufnr = buf, name = 'ragls' })[1]
+    check(util.client_root(client) == ws, 'root %s, want %s', tostring(util.client_root(client)), ws)
+    wait(20000, function()
+      return client.initialized == true
+    end, 'initialize')
+  end)
+
+  case('attach: a second file (other language, no marker of its own) reuses the client', function()
+    vim.cmd('edit ' .. vim.fn.fnameescape(ws .. '/web/src/session.ts'))
+    local b2 = vim.api.nvim_get_current_buf()
+    wait(10000, function()
+      return util.get_clients({ bufnr = b2, name = 'ragls' })[1] ~= nil
+    end, 'attach to web/src/session.ts')
+    check(util.get_clients({ bufnr = b2, name = 'ragls' })[1].id == client.id, 'second client started')
+    check(#util.get_clients({ name = 'ragls' }) == 1, 'more than one ragls client')
+    vim.cmd('buffer ' .. buf)
+  end)
+
+  case('attach: a buffer without a filetype (keep.log) attaches too', function()
+    local plain = ws .. '/keep.log'
+    if vim.fn.filereadable(plain) == 0 then
+      plain = ws .. '/NOTES'
+      vim.fn.writefile({ 'plain notes' }, plain)
+    end
+    vim.cmd('edit ' .. vim.fn.fnameescape(plain))
+    local b3 = vim.api.nvim_get_current_buf()
+    check(vim.bo[b3].filetype == '', '%s has filetype %s', plain, vim.bo[b3].filetype)
+    wait(10000, function()
+      return util.get_clients({ bufnr = b3, name = 'ragls' })[1] ~= nil
+    end, 'attach to keep.log')
+    check(util.get_clients({ bufnr = b3, name = 'ragls' })[1].id == client.id, 'another client started')
+    vim.cmd('buffer ' .. buf)
+  end)
+
+  case('progress: $/progress begin/end reach the client and core progress', function()
+    wait(150000, function()
+      local st = status.get(client.id)
+      return st and ((st.progress_seen['begin'] >= 1 and st.progress_seen['end'] >= 1) or st.state == 'error')
+    end, '$/progress begin and end')
+    local st = status.get(client.id)
+    check(st.progress_seen['begin'] >= 1 and st.progress_seen['end'] >= 1, 'index error before progress ended: %s', tostring(st.message))
+    check(core_progress > 0, 'core progress event (LspProgress / LspProgressUpdate) not seen')
+    local joined = table.concat(core_texts, ' | ')
+    check(joined:find('ragls: indexing', 1, true) and joined:find('%d+/%d+ files'), 'core progress text: %s', joined)
+  end)
+
+  case('status: index state reaches ready with consistent counts', function()
+    wait(150000, function()
+      local st = status.get(client.id)
+      return st and (st.state == 'ready' or st.state == 'error')
+    end, 'state ready')
+    check(status.get(client.id).state == 'ready', 'index state %s: %s', status.get(client.id).state, tostring(status.get(client.id).message))
+    local err, st = ragls.index_status_sync()
+    check(not err, 'rag/indexStatus: %s', vim.inspect(err))
+    check(st.state == 'ready', 'state %s', tostring(st.state))
+    check(st.filesTotal > 0, 'no files indexed')
+    check(st.filesIndexed + st.filesFailed == st.filesTotal, 'indexed %d + failed %d ~= total %d', st.filesIndexed, st.filesFailed, st.filesTotal)
+    check(st.chunks > 0, 'no chunks')
+    index_ready = true
+  end)
+
+  case('statusline: string changes from busy to ready', function()
+    need_ready()
+    local s = ragls.status()
+    check(s:match('^RAG ✓ %d+%.?%d*[kM]?$'), 'ready string %q', s)
+    local busy_at, ready_at
+    for i, h in ipairs(status.history) do
+      if not busy_at and (h:match('^RAG %d+/%d+$') or h == 'RAG …') then
+        busy_at = i
+      end
+      if h:match('^RAG ✓') then
+        ready_at = i
+      end
+    end
+    check(busy_at, 'never saw a busy string; history: %s', table.concat(status.history, ' | '))
+    check(ready_at and ready_at > busy_at, 'ready did not follow busy; history: %s', table.concat(status.history, ' | '))
+    -- a plain statusline expression works too
+    vim.o.statusline = "%{luaeval(\"require'ragls'.status()\")}"
+    check(vim.api.nvim_eval_statusline(vim.o.statusline, {}).str == s, 'statusline expression mismatch')
+    -- formatting of the other states
+    check(status.format({ state = 'indexing', done = 1234, total = 5000 }) == 'RAG 1234/5000', 'indexing format')
+    check(status.format({ state = 'ready', chunks = 18000 }) == 'RAG ✓ 18k', 'ready format')
+    check(status.format({ state = 'error' }) == 'RAG ✗', 'error format')
+    check(status.format({ state = 'starting' }) == 'RAG …', 'starting format')
+  end)
+
+  case('statusline: rag/statusChanged with state error shows ✗, then recovers', function()
+    need_ready()
+    local h = lsp.handlers()['rag/statusChanged']
+    local st = status.get(client.id)
+    local saved = vim.deepcopy(st.status)
+    h(nil, vim.tbl_extend('force', saved, { state = 'error', phase = 'error' }), { client_id = client.id })
+    check(ragls.status() == 'RAG ✗', 'got %q', ragls.status())
+    h(nil, saved, { client_id = client.id })
+    check(ragls.status():match('^RAG ✓'), 'got %q', ragls.status())
+  end)
+
+  case(':RagSearch fills the quickfix list with billing/invoice.py / Invoice.compute_total', function()
+    need_ready()
+    vim.fn.setqflist({}, 'r')
+    local before = events.RaglsSearchDone or 0
+    vim.cmd('RagSearch ' .. QUERY)
+    wait(30000, function()
+      return (events.RaglsSearchDone or 0) > before
+    end, 'RagSearch')
+    local qf = vim.fn.getqflist({ title = 1, items = 1 })
+    check(qf.title == 'RagSearch: ' .. QUERY, 'title %q', qf.title)
+    check(#qf.items > 0, 'empty quickfix')
+    local found
+    for i = 1, math.min(3, #qf.items) do
+      local it = qf.items[i]
+      local name = vim.api.nvim_buf_get_name(it.bufnr)
+      if name:sub(-#'billing/invoice.py') == 'billing/invoice.py' and it.text:find('Invoice.compute_total', 1, true) then
+        found = it
+        break
+      end
+    end
+    local summary = {}
+    for i = 1, math.min(5, #qf.items) do
+      table.insert(summary, vim.api.nvim_buf_get_name(qf.items[i].bufnr):sub(#ws + 2) .. ':' .. qf.items[i].lnum .. ' ' .. qf.items[i].text)
+    end
+    check(found, 'billing/invoice.py Invoice.compute_total not in top 3:\n%s', table.concat(summary, '\n'))
+    -- the range covers the `def compute_total` line of the fixture
+    local def_line
+    for i, l in ipairs(vim.fn.readfile(ws .. '/billing/invoice.py')) do
+      if l:find('def compute_total', 1, true) then
+        def_line = i
+        break
+      end
+    end
+    check(def_line, 'fixture has no def compute_total')
+    check(found.lnum <= def_line and found.end_lnum >= def_line, 'range %d-%d does not cover line %d', found.lnum, found.end_lnum, def_line)
+    check(vim.fn.getqflist({ winid = 1 }).winid ~= 0, 'quickfix window not opened')
+    vim.cmd('cclose')
+  end)
+
+  local function check_block(ctx)
+    check(type(ctx) == 'string' and ctx ~= '', 'empty context')
+    check(ctx:sub(1, #'<rag_context>\n') == '<rag_context>\n', 'does not start with <rag_context>: %q', ctx:sub(1, 40))
+    check(ctx:match('</rag_context>%s*$'), 'does not end with </rag_context>')
+    local _, opens = ctx:gsub('<code_context ', '')
+    local _, closes = ctx:gsub('</code_context>', '')
+    check(opens > 0 and opens == closes, '%d <code_context> vs %d </code_context>', opens, closes)
+    local first_file
+    for attrs in ctx:gmatch('<code_context ([^>]*)>') do
+      local file = attrs:match('file="([^"]+)"')
+      local a, b = attrs:match('lines="(%d+)%-(%d+)"')
+      check(file and a and b, 'bad attributes: %s', attrs)
+      check(tonumber(a) >= 1 and tonumber(a) <= tonumber(b), 'bad lines %s-%s', a, b)
+      first_file = first_file or file
+    end
+    check(ctx:find('<code_context file="billing/invoice.py"', 1, true), 'billing/invoice.py missing from context')
+    check(ctx:find('compute_total', 1, true), 'compute_total missing from context')
+    return first_file
+  end
+
+  case(':RagContext puts a well-formed <rag_context> block in a register and a scratch buffer', function()
+    need_ready()
+    vim.fn.setreg('r', '')
+    local before = events.RaglsContextDone or 0
+    vim.cmd('RagContext ' .. QUERY)
+    wait(30000, function()
+      return (events.RaglsContextDone or 0) > before
+    end, 'RagContext')
+    local reg = vim.fn.getreg('r')
+    check_block(reg)
+    local sbuf = vim.fn.bufnr('ragls://context')
+    check(sbuf ~= -1, 'scratch buffer missing')
+    local text = table.concat(vim.api.nvim_buf_get_lines(sbuf, 0, -1, false), '\n')
+    check(text:find('<rag_context>', 1, true) and text:find('</rag_context>', 1, true), 'scratch buffer has no block')
+    check(vim.bo[sbuf].buftype == 'nofile', 'scratch buffer is not nofile')
+    check(#util.get_clients({ bufnr = sbuf, name = 'ragls' }) == 0, 'ragls attached to the scratch buffer')
+    vim.cmd('only')
+    vim.cmd('buffer ' .. buf)
+  end)
+
+  case('chat: context() callback, context_sync() and prepend()', function()
+    need_ready()
+    local got
+    ragls.context(QUERY, { topK = 3 }, function(ctx, result, err)
+      got = { ctx = ctx, result = result, err = err }
+    end)
+    wait(30000, function()
+      return got ~= nil
+    end, 'context callback')
+    check(not got.err, 'error: %s', tostring(got.err))
+    check_block(got.ctx)
+    check(#got.result.chunks <= 3, 'topK ignored')
+    local ctx2, _, err2 = ragls.context_sync(QUERY, { maxChars = 100000 })
+    check(not err2, 'sync error: %s', tostring(err2))
+    check_block(ctx2)
+    local msg = 'How is the invoice total computed?'
+    local p = ragls.prepend(msg)
+    check(p:sub(1, 13) == '<rag_context>', 'prepend does not start with the block')
+    check(p:sub(-#msg) == msg and p:find('</rag_context>\n\n' .. msg, 1, true), 'prepend layout wrong')
+    -- a budget too small for any chunk yields '' and prepend leaves the message alone
+    local tiny = ragls.context_sync(QUERY, { maxChars = 10 })
+    check(tiny == '', 'maxChars=10 gave a block')
+    check(ragls.prepend(msg, { maxChars = 10 }) == msg, 'prepend changed the message without context')
+  end)
+
+  case('chat: CopilotChat function and CodeCompanion slash command helpers', function()
+    need_ready()
+    local cc = require('ragls.integrations.copilotchat').functions()
+    check(cc.rag and type(cc.rag.resolve) == 'function' and cc.rag.uri, 'copilotchat spec')
+    local res = cc.rag.resolve({ query = QUERY }, { bufnr = buf }, '')
+    check(type(res) == 'table' and res[1] and res[1].data, 'resolve returned nothing')
+    check_block(res[1].data)
+    check(res[1].uri:find('^rag://'), 'uri %s', tostring(res[1].uri))
+    -- query taken from the prompt when the #rag reference carries no input
+    local res2 = cc.rag.resolve({}, { bufnr = buf }, QUERY)
+    check_block(res2[1].data)
+    -- a bare #rag (current CopilotChat passes only input and source) uses the user's message,
+    -- read through CopilotChat's chat window API (stubbed here)
+    package.loaded['CopilotChat'] = {
+      chat = {
+        get_message = function(_, role)
+          return role == 'user' and { content = '#rag @copilot\n' .. QUERY } or nil
+        end,
+      },
+    }
+    local res3 = cc.rag.resolve({}, { bufnr = buf })
+    package.loaded['CopilotChat'] = nil
+    check_block(res3[1].data)
+    check(res3[1].uri == 'rag://' .. QUERY, 'fallback query %s', res3[1].uri)
+
+    local sc = require('ragls.integrations.codecompanion').slash_command()
+    check(type(sc.callback) == 'function' and sc.description, 'codecompanion spec')
+    local added = {}
+    local fake_chat = {
+      add_context = function(self, data, source, id)
+        table.insert(added, { data = data, source = source, id = id })
+      end,
+    }
+    local orig_input = vim.ui.input
+    vim.ui.input = function(_, on_confirm)
+      on_confirm(QUERY)
+    end
+    local ok, err = pcall(sc.callback, fake_chat)
+    vim.ui.input = orig_input
+    check(ok, tostring(err))
+    wait(30000, function()
+      return #added > 0
+    end, 'chat:add_context')
+    check(added[1].data.role == 'user', 'role %s', tostring(added[1].data.role))
+    check_block(added[1].data.content)
+    check(added[1].source == 'ragls', 'source %s', tostring(added[1].source))
+  end)
+
+  local function wait_ready(ms)
+    vim.wait(600) -- let a pending change (debounced on the server) start first
+    wait(ms or 60000, function()
+      local _, st = ragls.index_status_sync({ timeout_ms = 5000 })
+      return st and st.state == 'ready'
+    end, 'index ready')
+  end
+
+  local function ignored_paths_returned()
+    local bad = {}
+    for _, q in ipairs({ 'left pad a string', 'generated build output', 'API token secret', 'debug log' }) do
+      local err, res = ragls.retrieve_sync(q, { topK = 50, maxChars = 0 })
+      check(not err, 'retrieve %q: %s', q, vim.inspect(err))
+      for _, ch in ipairs(res.chunks) do
+        local path = ch.path
+        if path:match('^node_modules/') or path:match('^build/') or path == '.env' or path == 'debug.log' then
+          bad[path] = true
+        end
+      end
+    end
+    return vim.tbl_keys(bad)
+  end
+
+  case('ignored files (.gitignore, node_modules/, build/, .env) never come back', function()
+    need_ready()
+    local bad = ignored_paths_returned()
+    check(#bad == 0, 'ignored file(s) returned: %s', table.concat(bad, ', '))
+  end)
+
+  case('opening ignored files in the editor (didOpen) does not index them', function()
+    need_ready()
+    local opened = {}
+    for _, rel in ipairs({ '.env', 'build/generated.py', 'node_modules/leftpad/index.js', 'debug.log' }) do
+      if vim.fn.filereadable(ws .. '/' .. rel) == 1 then
+        vim.cmd('edit ' .. vim.fn.fnameescape(ws .. '/' .. rel))
+        table.insert(opened, vim.api.nvim_get_current_buf())
+      end
+    end
+    vim.cmd('buffer ' .. buf)
+    vim.wait(1000) -- longer than the server's open-buffer debounce
+    wait_ready()
+    local bad = ignored_paths_returned()
+    for _, b in ipairs(opened) do
+      pcall(vim.api.nvim_buf_delete, b, { force = true })
+    end
+    wait_ready()
+    check(#bad == 0, 'ignored file(s) indexed after being opened: %s', table.concat(bad, ', '))
+  end, { known_bug = 'the server indexes didOpen text of ignored files' })
+
+  case(':RagStatus shows the index status', function()
+    need_ready()
+    wait_ready()
+    local before = events.RaglsStatusShown or 0
+    vim.cmd('RagStatus')
+    wait(10000, function()
+      return (events.RaglsStatusShown or 0) > before
+    end, 'RagStatus')
+    local lines = require('ragls.commands').last_status_lines
+    local text = table.concat(lines, '\n')
+    check(text:find('state: ready', 1, true), 'no ready state in:\n%s', text)
+    check(text:find('files: %d+ indexed'), 'no file counts in:\n%s', text)
+  end)
+
+  case('errors: invalid params surface as errors and the server stays up', function()
+    need_ready()
+    local err = ragls.retrieve_sync(QUERY, { topK = 1000 })
+    check(err and (err.code == -32602 or tostring(err.message):find('topK')), 'no InvalidParams error: %s', vim.inspect(err))
+    local e2 = ragls.retrieve_sync('   ')
+    check(e2 and e2.message, 'empty query not rejected')
+    local e3, st = ragls.index_status_sync()
+    check(not e3 and st.state, 'server not answering after bad params')
+  end)
+
+  case(':RagReindex starts a re-scan and the index returns to ready', function()
+    need_ready()
+    local before = events.RaglsReindexDone or 0
+    vim.cmd('RagReindex')
+    wait(10000, function()
+      return (events.RaglsReindexDone or 0) > before
+    end, 'RagReindex reply')
+    wait(120000, function()
+      local _, st = ragls.index_status_sync({ timeout_ms = 5000 })
+      return st and st.state == 'ready'
+    end, 'ready after reindex')
+    check(ragls.status():match('^RAG ✓'), 'status %q', ragls.status())
+  end)
+
+  case(':checkhealth ragls reports server, version and index', function()
+    need_ready()
+    vim.cmd('checkhealth ragls')
+    local text = table.concat(vim.api.nvim_buf_get_lines(0, 0, -1, false), '\n')
+    check(text:find('server: ', 1, true), 'no server line:\n%s', text)
+    check(text:find('version: ', 1, true), 'no version line:\n%s', text)
+    check(text:find('state: ready', 1, true), 'no index state:\n%s', text)
+    for line in text:gmatch('[^\n]+') do
+      check(not line:match('ERROR'), 'health error: %s\n%s', line, text)
+    end
+    vim.cmd('tabclose')
+  end)
+
+  case('config: default server command and root markers', function()
+    local config = require('ragls.config')
+    local tmp = vim.fn.tempname()
+    vim.fn.mkdir(tmp .. '/proj/.venv/bin', 'p')
+    vim.fn.mkdir(tmp .. '/proj/pkg/sub', 'p')
+    local f = assert(io.open(tmp .. '/proj/go.mod', 'w'))
+    f:write('module x\n')
+    f:close()
+    local o = config.build({})
+    check(config.find_root(tmp .. '/proj/pkg/sub/file.go', o) == tmp .. '/proj', 'go.mod root not found')
+    check(vim.deep_equal(config.resolve_cmd(tmp .. '/proj', o), { 'ragls' }), 'PATH default')
+    local exe = tmp .. '/proj/.venv/bin/ragls'
+    f = assert(io.open(exe, 'w'))
+    f:write('#!/bin/sh\n')
+    f:close()
+    vim.loop.fs_chmod(exe, 493)
+    check(vim.deep_equal(config.resolve_cmd(tmp .. '/proj', o), { exe }), '.venv default')
+    check(vim.deep_equal(config.resolve_cmd(tmp .. '/proj', config.build({ cmd = { 'x', '--y' } })), { 'x', '--y' }), 'cmd override')
+    -- settings given at the top level land in the `ragls` section and initializationOptions
+    local o2 = config.build({ embedder = { provider = 'local', batchSize = 8 }, retrieval = { topK = 3 } })
+    check(config.settings_payload(o2).ragls.embedder.batchSize == 8, 'settings payload')
+    check(config.init_options(o2).retrieval.topK == 3, 'init options')
+    local lint, infos = require('ragls.health').lint_settings({ max_file_bytes = 1, embedder = { api_key_env = 'X', model = 'm' }, fancyNew = 1 })
+    check(#lint == 2 and table.concat(lint):find('maxFileBytes', 1, true) and table.concat(lint):find('embedder.apiKeyEnv', 1, true), 'lint: %s', vim.inspect(lint))
+    check(#infos == 1 and infos[1]:find('fancyNew', 1, true), 'infos: %s', vim.inspect(infos))
+    vim.fn.delete(tmp, 'rf')
+  end)
+
+  case('settings: workspace/configuration serves the ragls section', function()
+    need_ready()
+    local settings = util.client_settings(client)
+    check(settings.ragls and settings.ragls.retrieval and settings.ragls.retrieval.topK == 8, 'settings %s', vim.inspect(settings))
+    local handler = vim.lsp.handlers['workspace/configuration']
+    local res = handler(nil, { items = { { section = 'ragls' } } }, { client_id = client.id, method = 'workspace/configuration' })
+    check(type(res) == 'table' and res[1].retrieval.topK == 8, 'workspace/configuration answer %s', vim.inspect(res))
+  end)
+
+  case('docs: :helptags accepts doc/ragls.txt and :help finds the tags', function()
+    local tmp = vim.fn.tempname()
+    vim.fn.mkdir(tmp .. '/doc', 'p')
+    vim.fn.writefile(vim.fn.readfile(plugin_dir .. '/doc/ragls.txt'), tmp .. '/doc/ragls.txt')
+    vim.cmd('helptags ' .. vim.fn.fnameescape(tmp .. '/doc'))
+    local tags = table.concat(vim.fn.readfile(tmp .. '/doc/tags'), '\n')
+    for _, t in ipairs({ 'ragls.txt', 'ragls-setup', ':RagSearch', ':RagContext', 'ragls.status()', 'ragls-copilotchat', 'ragls-codecompanion', 'ragls-lspconfig' }) do
+      check(tags:find(t .. '\t', 1, true), 'tag %s missing', t)
+    end
+    vim.opt.rtp:append(tmp)
+    vim.cmd('help ragls-statusline')
+    check(vim.bo.filetype == 'help', 'help did not open')
+    vim.cmd('helpclose')
+    vim.fn.delete(tmp, 'rf')
+  end)
+
+  case('shutdown: stopping the client clears the statusline', function()
+    util.stop(client)
+    wait(15000, function()
+      return util.is_stopped(client)
+    end, 'client stop')
+    wait(15000, function()
+      return ragls.status() == ''
+    end, 'status cleared (server process exited)')
+  end)
+
+  if vim.fn.has('nvim-0.11') == 1 and not forced_mode then
+    case('0.11: the documented raw vim.lsp.config snippet attaches and answers', function()
+      need_ready()
+      -- retire the setup() config so that only the snippet's client runs
+      vim.lsp.enable('ragls', false)
+      pcall(vim.api.nvim_clear_autocmds, { group = 'ragls' })
+      -- the snippet from docs/clients/neovim.md, with the server path filled in
+      vim.lsp.config('ragls', {
+        cmd = { server },
+        root_markers = { '.ragls.toml', '.git', 'pyproject.toml', 'package.json', 'go.mod', 'Cargo.toml' },
+        init_options = { retrieval = { topK = 8 } },
+        settings = { ragls = { retrieval = { topK = 8 } } },
+        workspace_required = true,
+      })
+      vim.lsp.enable('ragls')
+      local target = ws .. '/services/geo/distance.go'
+      if vim.fn.filereadable(target) == 0 then
+        target = ws .. '/billing/invoice.py' -- already loaded: re-read it so FileType fires
+      end
+      vim.cmd('edit! ' .. vim.fn.fnameescape(target))
+      local b = vim.api.nvim_get_current_buf()
+      wait(20000, function()
+        return vim.lsp.get_clients({ bufnr = b, name = 'ragls' })[1] ~= nil
+      end, 'snippet client to attach')
+      local c = vim.lsp.get_clients({ bufnr = b, name = 'ragls' })[1]
+      check(c.root_dir == ws, 'root %s', tostring(c.root_dir))
+      check(c.id ~= client.id, 'old client reused')
+      local res, rerr
+      wait(60000, function()
+        local r = c:request_sync('rag/indexStatus', vim.empty_dict(), 5000, b)
+        if r and r.result then
+          res = r.result
+          return true
+        end
+        rerr = r and r.err
+        return false
+      end, 'rag/indexStatus from the snippet client')
+      check(res.state, 'no state: %s', vim.inspect(rerr))
+      -- the plugin's commands work with a client they did not start
+      local err, result = ragls.retrieve_sync(QUERY, { bufnr = b })
+      check(not err and result and #result.chunks > 0, 'retrieve through snippet client: %s', vim.inspect(err))
+      c:stop()
+      wait(15000, function()
+        return c:is_stopped()
+      end, 'snippet client stop')
+    end)
+  end
+
+  case('missing server: one warning, no client, no error', function()
+    local msgs = {}
+    local orig = vim.notify
+    vim.notify = function(m, level)
+      table.insert(msgs, { m = m, level = level })
+    end
+    local proj = vim.fn.tempname()
+    vim.fn.mkdir(proj, 'p')
+    vim.fn.writefile({ 'module example.com/x' }, proj .. '/go.mod')
+    vim.fn.writefile({ 'package main' }, proj .. '/main.go')
+    vim.fn.writefile({ '# x' }, proj .. '/README.md')
+    local ok, err = pcall(function()
+      ragls.setup({ cmd = { proj .. '/no/such/ragls' }, attach_mode = forced_mode })
+      vim.cmd('edit ' .. vim.fn.fnameescape(proj .. '/main.go'))
+      vim.cmd('edit ' .. vim.fn.fnameescape(proj .. '/README.md'))
+      vim.wait(500)
+    end)
+    vim.fn.delete(proj, 'rf')
+    vim.notify = orig
+    check(ok, tostring(err))
+    local running = 0
+    for _, c in ipairs(util.get_clients({ name = 'ragls' })) do
+      if not util.is_stopped(c) then
+        running = running + 1
+      end
+    end
+    check(running == 0, '%d ragls client(s) running', running)
+    check(#msgs == 1 and msgs[1].m:find('server not found', 1, true), 'messages: %s', vim.inspect(msgs))
+  end)
+end
+
+local ok, err = xpcall(main, debug.traceback)
+if not ok then
+  results.failed = results.failed + 1
+  emit('not ok ' .. label .. ': harness error: ' .. tostring(err):gsub('\n', '\n#   '))
+end
+finish()

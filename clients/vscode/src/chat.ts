@@ -1,0 +1,112 @@
+/**
+ * The `@rag` chat participant: retrieve workspace context for the prompt, put the
+ * `<rag_context>` block in front of it, and stream the answer of the chosen model.
+ */
+import * as vscode from 'vscode';
+import { prependContext, retrieveParams, searchResultLines } from './lib/format';
+import type { Chunk, RetrieveResult } from './lib/protocol';
+import { chunkLocation, retrievalSettings } from './commands';
+import type { RaglsServer } from './server';
+
+export const PARTICIPANT_ID = 'ragls.rag';
+
+function errorMessage(e: unknown): string {
+  return e instanceof Error ? e.message : String(e);
+}
+
+function uniqueLocations(chunks: Chunk[]): vscode.Location[] {
+  const seen = new Set<string>();
+  const out: vscode.Location[] = [];
+  for (const c of chunks) {
+    const key = `${c.uri}#${c.range.start.line}-${c.range.end.line}`;
+    if (seen.has(key)) continue;
+    seen.add(key);
+    out.push(chunkLocation(c));
+  }
+  return out;
+}
+
+function historyMessages(context: vscode.ChatContext): vscode.LanguageModelChatMessage[] {
+  const out: vscode.LanguageModelChatMessage[] = [];
+  for (const turn of context.history) {
+    if (turn.participant !== PARTICIPANT_ID) continue;
+    if (turn instanceof vscode.ChatRequestTurn) {
+      out.push(vscode.LanguageModelChatMessage.User(turn.prompt));
+    } else if (turn instanceof vscode.ChatResponseTurn) {
+      const text = turn.response
+        .map((part) => (part instanceof vscode.ChatResponseMarkdownPart ? part.value.value : ''))
+        .join('');
+      if (text.trim()) out.push(vscode.LanguageModelChatMessage.Assistant(text));
+    }
+  }
+  return out;
+}
+
+export function registerChat(context: vscode.ExtensionContext, server: RaglsServer, log: vscode.LogOutputChannel): void {
+  const handler: vscode.ChatRequestHandler = async (request, chatContext, stream, token) => {
+    const cfg = vscode.workspace.getConfiguration('ragls');
+    const prompt = request.prompt.trim();
+    if (!prompt) {
+      stream.markdown('Ask a question about this workspace, e.g. `@rag where is the invoice total computed?`');
+      return {};
+    }
+
+    let result: RetrieveResult | undefined;
+    let failure: string | undefined;
+    stream.progress('Retrieving workspace context with ragls...');
+    try {
+      result = await server.retrieve(retrieveParams(prompt, retrievalSettings()), token);
+      if (result.error) failure = result.error;
+    } catch (e) {
+      failure = errorMessage(e);
+    }
+    if (failure) log.warn(`@rag: retrieval failed: ${failure}`);
+    const chunks = result?.chunks ?? [];
+
+    if (request.command === 'search') {
+      if (failure) {
+        stream.markdown(`ragls could not search: ${failure}`);
+        return { metadata: { command: 'search', error: failure } };
+      }
+      if (!chunks.length) {
+        stream.markdown('No chunk of the index matches.');
+        return { metadata: { command: 'search', hits: 0 } };
+      }
+      for (const loc of uniqueLocations(chunks)) stream.reference(loc);
+      stream.markdown(`**${chunks.length} hits** (${Math.round(result?.tookMs ?? 0)} ms)\n\n${searchResultLines(chunks).join('\n')}\n`);
+      return { metadata: { command: 'search', hits: chunks.length } };
+    }
+
+    if (failure) {
+      stream.markdown(`*ragls: no workspace context (${failure}); answering without it.*\n\n`);
+    } else if (cfg.get<boolean>('chat.showReferences', true)) {
+      for (const loc of uniqueLocations(chunks)) stream.reference(loc);
+    }
+
+    const text = prependContext(failure ? '' : result?.context, prompt);
+    const messages = cfg.get<boolean>('chat.includeHistory', true) ? historyMessages(chatContext) : [];
+    messages.push(vscode.LanguageModelChatMessage.User(text));
+    try {
+      const response = await request.model.sendRequest(
+        messages,
+        { justification: 'Answer the question with the workspace code that ragls retrieved.' },
+        token,
+      );
+      for await (const fragment of response.text) {
+        stream.markdown(fragment);
+      }
+    } catch (e) {
+      if (e instanceof vscode.LanguageModelError) {
+        log.warn(`@rag: model error ${e.code}: ${e.message}`);
+        stream.markdown(`The language model failed: ${e.message}`);
+      } else {
+        throw e;
+      }
+    }
+    return { metadata: { chunks: chunks.length, contextChars: failure ? 0 : (result?.context.length ?? 0) } };
+  };
+
+  const participant = vscode.chat.createChatParticipant(PARTICIPANT_ID, handler);
+  participant.iconPath = new vscode.ThemeIcon('database');
+  context.subscriptions.push(participant);
+}

@@ -1,0 +1,118 @@
+/**
+ * Text formatting shared by the chat participant and the commands. No `vscode` import.
+ */
+import type { Chunk, Range, RetrieveParams } from './protocol';
+
+/** The server accepts queries of 1..4000 characters. */
+export const MAX_QUERY_CHARS = 4000;
+
+/**
+ * Put the server's `<rag_context>` block in front of the user's prompt. An empty context
+ * (nothing relevant, or retrieval failed) leaves the prompt as it is.
+ */
+export function prependContext(context: string | undefined | null, prompt: string): string {
+  const ctx = (context ?? '').trim();
+  if (!ctx) return prompt;
+  return `${ctx}\n\n${prompt}`;
+}
+
+/** 1-based inclusive line span of an LSP range whose end is exclusive. */
+export function lineSpan(range: Range): { first: number; last: number } {
+  const first = range.start.line + 1;
+  // `end` is exclusive: {line: last+1, character: 0} means the chunk ends on line `last`.
+  let last = range.end.character === 0 ? range.end.line : range.end.line + 1;
+  if (last < first) last = first;
+  return { first, last };
+}
+
+export function linesLabel(range: Range): string {
+  const { first, last } = lineSpan(range);
+  return first === last ? `${first}` : `${first}-${last}`;
+}
+
+/** `billing/invoice.py:22-26` */
+export function chunkLocationLabel(chunk: Chunk): string {
+  return `${chunk.path}:${linesLabel(chunk.range)}`;
+}
+
+const KIND_ICONS: Record<string, string> = {
+  function: 'symbol-function',
+  method: 'symbol-method',
+  class: 'symbol-class',
+  class_header: 'symbol-class',
+  declaration: 'symbol-variable',
+  section: 'symbol-namespace',
+  text: 'symbol-text',
+};
+
+export function kindIcon(kind: string): string {
+  return KIND_ICONS[kind] ?? 'symbol-misc';
+}
+
+function basename(path: string): string {
+  const i = path.lastIndexOf('/');
+  return i >= 0 ? path.slice(i + 1) : path;
+}
+
+export interface HitLabel {
+  /** Quick pick label (with a codicon). */
+  label: string;
+  description: string;
+  detail: string;
+}
+
+/** Label, description and detail of a hit for a quick pick. */
+export function hitLabel(chunk: Chunk): HitLabel {
+  const name = chunk.symbol || basename(chunk.path);
+  const firstLine =
+    chunk.content
+      .split('\n')
+      .map((l) => l.trim())
+      .find((l) => l.length > 0) ?? '';
+  const preview = firstLine.length > 100 ? `${firstLine.slice(0, 99)}…` : firstLine;
+  return {
+    label: `$(${kindIcon(chunk.kind)}) ${name}`,
+    description: chunkLocationLabel(chunk),
+    detail: `${chunk.kind} · ${chunk.language} · score ${formatScore(chunk.score)}${preview ? ` · ${preview}` : ''}`,
+  };
+}
+
+export function formatScore(score: number): string {
+  if (!Number.isFinite(score)) return String(score);
+  return Math.abs(score) >= 100 ? score.toFixed(0) : score.toPrecision(3);
+}
+
+/** One markdown line per hit for `@rag /search`. */
+export function searchResultLines(chunks: Chunk[]): string[] {
+  return chunks.map((c, i) => {
+    const sym = c.symbol ? `\`${c.symbol}\` ` : '';
+    return `${i + 1}. ${sym}${escapeMarkdown(chunkLocationLabel(c))} (${c.kind}, ${c.language}, score ${formatScore(c.score)})`;
+  });
+}
+
+export function escapeMarkdown(text: string): string {
+  return text.replace(/([\\`*_{}[\]()#+!|<>])/g, '\\$1');
+}
+
+/** Summary after copying a context block. */
+export function copiedSummary(context: string, chunks: Chunk[]): string {
+  const files = new Set(chunks.map((c) => c.path)).size;
+  const blocks = (context.match(/<code_context\b/g) ?? []).length;
+  return `Copied <rag_context> with ${blocks} chunk${blocks === 1 ? '' : 's'} from ${files} file${files === 1 ? '' : 's'} (${context.length} characters).`;
+}
+
+/** Clamp a chat prompt or search text to what `rag/retrieve` accepts. */
+export function toQuery(text: string): string {
+  const q = text.trim();
+  return q.length > MAX_QUERY_CHARS ? q.slice(0, MAX_QUERY_CHARS) : q;
+}
+
+export function retrieveParams(
+  query: string,
+  retrieval: { topK?: number | null; maxChars?: number | null } | undefined,
+): RetrieveParams {
+  const params: RetrieveParams = { query: toQuery(query) };
+  if (retrieval?.topK != null) params.topK = retrieval.topK;
+  if (retrieval?.maxChars != null) params.maxChars = retrieval.maxChars;
+  return params;
+}

@@ -1,0 +1,237 @@
+/**
+ * Status-bar state for ragls, kept free of `vscode` so it can be unit-tested.
+ *
+ * Three sources feed it: `$/progress` (begin/report/end), the `rag/statusChanged`
+ * notification and the answer to `rag/indexStatus`. Whichever arrives last wins for the
+ * `n/N` counter; the index state comes from the last IndexStatus, overridden to
+ * "indexing" while a progress is open.
+ */
+import type { IndexStatus, WorkDoneProgressValue } from './protocol';
+
+export type Lifecycle =
+  | 'starting' // the process is being spawned / initialize is pending
+  | 'running' // initialize answered
+  | 'restarting' // crashed, waiting for the backoff before the next start
+  | 'stopped' // stopped by the user or gave up after too many crashes
+  | 'notFound' // no ragls executable
+  | 'noWorkspace'; // no folder open: nothing to index
+
+export type Severity = 'normal' | 'warning' | 'error';
+
+export interface StatusView {
+  /** Status bar text, with codicons (`$(sync~spin)`). */
+  text: string;
+  /** Plain-text lines for the tooltip and the quick pick. */
+  details: string[];
+  severity: Severity;
+  spinning: boolean;
+  /** Coarse state name, also used by tests. */
+  state: 'starting' | 'indexing' | 'ready' | 'error' | 'stopped' | 'notFound' | 'noWorkspace' | 'restarting';
+}
+
+interface OpenProgress {
+  title: string;
+  message?: string;
+  percentage?: number;
+}
+
+const COUNT_RE = /(\d+)\s*\/\s*(\d+)/;
+
+/** Parse "12/40 files" (or "12 / 40") out of a progress message. */
+export function parseCounts(message: string | undefined): { done: number; total: number } | undefined {
+  if (!message) return undefined;
+  const m = COUNT_RE.exec(message);
+  if (!m) return undefined;
+  return { done: Number(m[1]), total: Number(m[2]) };
+}
+
+export function formatNumber(n: number): string {
+  return Math.round(n).toLocaleString('en-US');
+}
+
+export class StatusModel {
+  lifecycle: Lifecycle = 'starting';
+  /** Extra text for the lifecycle (error message, restart delay, ...). */
+  lifecycleDetail: string | undefined;
+  status: IndexStatus | undefined;
+  private progress = new Map<string, OpenProgress>();
+  private counts: { done: number; total: number } | undefined;
+  private lastProgressEnd: string | undefined;
+
+  setLifecycle(lifecycle: Lifecycle, detail?: string): void {
+    this.lifecycle = lifecycle;
+    this.lifecycleDetail = detail;
+    if (lifecycle !== 'running') {
+      this.progress.clear();
+    }
+    if (lifecycle === 'starting') {
+      this.status = undefined;
+      this.counts = undefined;
+    }
+  }
+
+  applyStatus(status: IndexStatus): void {
+    this.status = status;
+    if (typeof status.filesTotal === 'number') {
+      const done = (status.filesIndexed ?? 0) + (status.filesFailed ?? 0);
+      this.counts = { done, total: status.filesTotal };
+    }
+  }
+
+  applyProgress(token: string | number, value: WorkDoneProgressValue): void {
+    const key = String(token);
+    if (value.kind === 'begin') {
+      this.progress.set(key, { title: value.title, message: value.message, percentage: value.percentage });
+      this.counts = parseCounts(value.message) ?? this.counts;
+    } else if (value.kind === 'report') {
+      const open = this.progress.get(key) ?? { title: 'ragls' };
+      if (value.message !== undefined) open.message = value.message;
+      if (value.percentage !== undefined) open.percentage = value.percentage;
+      this.progress.set(key, open);
+      this.counts = parseCounts(value.message) ?? this.counts;
+    } else {
+      this.progress.delete(key);
+      this.lastProgressEnd = value.message;
+    }
+  }
+
+  get progressActive(): boolean {
+    return this.progress.size > 0;
+  }
+
+  view(): StatusView {
+    switch (this.lifecycle) {
+      case 'noWorkspace':
+        return {
+          text: '$(database) RAG',
+          details: ['No folder is open: ragls has nothing to index.'],
+          severity: 'normal',
+          spinning: false,
+          state: 'noWorkspace',
+        };
+      case 'notFound':
+        return {
+          text: '$(error) RAG: no server',
+          details: [this.lifecycleDetail ?? 'The ragls executable was not found.'],
+          severity: 'error',
+          spinning: false,
+          state: 'notFound',
+        };
+      case 'stopped':
+        return {
+          text: '$(circle-slash) RAG: stopped',
+          details: [this.lifecycleDetail ?? 'The ragls server is not running.'],
+          severity: 'error',
+          spinning: false,
+          state: 'stopped',
+        };
+      case 'restarting':
+        return {
+          text: '$(sync~spin) RAG: restarting',
+          details: [this.lifecycleDetail ?? 'The ragls server exited; restarting.'],
+          severity: 'warning',
+          spinning: true,
+          state: 'restarting',
+        };
+      case 'starting':
+        return {
+          text: '$(sync~spin) RAG',
+          details: ['Starting the ragls server...'],
+          severity: 'normal',
+          spinning: true,
+          state: 'starting',
+        };
+      case 'running':
+        break;
+    }
+
+    const st = this.status;
+    const details = statusDetails(st);
+    if (this.progressActive || st?.state === 'indexing') {
+      const c = this.counts;
+      const pct = this.currentPercentage();
+      let text = '$(sync~spin) RAG';
+      if (c && c.total > 0) text += ` ${c.done}/${c.total}`;
+      else if (pct !== undefined) text += ` ${Math.round(pct)}%`;
+      else text += ': indexing';
+      const lines = [...this.progressLines(), ...details];
+      return { text, details: lines, severity: 'normal', spinning: true, state: 'indexing' };
+    }
+    if (!st) {
+      return {
+        text: '$(sync~spin) RAG',
+        details: ['Waiting for the index status...'],
+        severity: 'normal',
+        spinning: true,
+        state: 'starting',
+      };
+    }
+    if (st.state === 'error') {
+      return { text: '$(warning) RAG: error', details, severity: 'warning', spinning: false, state: 'error' };
+    }
+    let text = `$(database) RAG: ${formatNumber(st.chunks ?? 0)} chunks`;
+    if (st.filesFailed > 0) text += ` $(warning) ${st.filesFailed}`;
+    return {
+      text,
+      details,
+      severity: st.filesFailed > 0 ? 'warning' : 'normal',
+      spinning: false,
+      state: 'ready',
+    };
+  }
+
+  private currentPercentage(): number | undefined {
+    for (const p of this.progress.values()) {
+      if (p.percentage !== undefined) return p.percentage;
+    }
+    return undefined;
+  }
+
+  private progressLines(): string[] {
+    const lines: string[] = [];
+    for (const p of this.progress.values()) {
+      lines.push([p.title, p.message].filter(Boolean).join(': '));
+    }
+    if (lines.length === 0 && this.lastProgressEnd) lines.push(`Last run: ${this.lastProgressEnd}`);
+    return lines;
+  }
+}
+
+/** Human-readable lines describing an IndexStatus (tooltip and quick pick). */
+export function statusDetails(st: IndexStatus | undefined): string[] {
+  if (!st) return [];
+  const lines: string[] = [];
+  lines.push(`State: ${st.state} (${st.phase})`);
+  lines.push(
+    `Files: ${st.filesIndexed}/${st.filesTotal} indexed` +
+      (st.filesFailed ? `, ${st.filesFailed} failed` : '') +
+      (st.filesSkipped ? `, ${st.filesSkipped} skipped` : ''),
+  );
+  const reasons = Object.entries(st.skippedByReason ?? {}).filter(([, n]) => n > 0);
+  if (reasons.length) {
+    lines.push(`Skipped: ${reasons.map(([r, n]) => `${r} ${n}`).join(', ')}`);
+  }
+  lines.push(`Chunks: ${formatNumber(st.chunks ?? 0)}`);
+  if (st.lexical || st.dense) {
+    const part = (name: string, p?: { done: number; total: number }) => (p ? `${name} ${p.done}/${p.total}` : undefined);
+    lines.push(`Vectors: ${[part('lexical', st.lexical), part('dense', st.dense)].filter(Boolean).join(', ')}`);
+  }
+  if (st.embedder && (st.embedder.provider || st.embedder.model)) {
+    const dim = st.embedder.dimension ? `, ${st.embedder.dimension}-d` : '';
+    lines.push(`Embedder: ${[st.embedder.provider, st.embedder.model].filter(Boolean).join(' / ')}${dim}`);
+  }
+  if (st.store && (st.store.kind || st.store.location)) {
+    lines.push(`Store: ${[st.store.kind, st.store.location].filter(Boolean).join(' at ')}`);
+  }
+  if (st.cache && typeof st.cache.hitRate === 'number') {
+    lines.push(`Embedding cache: ${Math.round(st.cache.hitRate * 100)}% hits`);
+  }
+  if (st.lastIndexedAt) lines.push(`Last indexed: ${st.lastIndexedAt}`);
+  const errors = st.errors ?? [];
+  if (errors.length) {
+    const last = errors[errors.length - 1];
+    lines.push(`Errors: ${errors.length}; last: ${last.path}: ${last.message}`);
+  }
+  if (st.version) lines.push(`Server: ragls ${st.version}`);
+  return lines;
+}

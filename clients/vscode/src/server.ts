@@ -1,0 +1,398 @@
+/**
+ * Lifecycle of the ragls process: locate it, start it through vscode-languageclient over
+ * stdio, restart it with backoff when it dies, push setting changes, and feed the status
+ * model from `$/progress`, `rag/statusChanged` and `rag/indexStatus`.
+ */
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as vscode from 'vscode';
+import {
+  CloseAction,
+  DidChangeConfigurationNotification,
+  ErrorAction,
+  LanguageClient,
+  State,
+  WorkDoneProgress,
+  WorkDoneProgressCreateRequest,
+  type ClientCapabilities,
+  type CloseHandlerResult,
+  type ErrorHandlerResult,
+  type FeatureState,
+  type LanguageClientOptions,
+  type ServerOptions,
+  type StaticFeature,
+} from 'vscode-languageclient/node';
+import { RestartBackoff } from './lib/backoff';
+import {
+  Methods,
+  type IndexStatus,
+  type ReindexResult,
+  type RetrieveParams,
+  type RetrieveResult,
+  type WorkDoneProgressValue,
+} from './lib/protocol';
+import { INSTALL_HINT, resolveServerCommand } from './lib/serverPath';
+import { serverSettings } from './lib/settings';
+import { StatusModel } from './lib/status';
+
+const CLIENT_ID = 'ragls';
+
+function isExecutable(p: string): boolean {
+  try {
+    const st = fs.statSync(p);
+    if (!st.isFile()) return false;
+    if (process.platform === 'win32') return true;
+    fs.accessSync(p, fs.constants.X_OK);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+function errorMessage(e: unknown): string {
+  if (e instanceof Error) return e.message;
+  if (typeof e === 'object' && e && 'message' in e) return String((e as { message: unknown }).message);
+  return String(e);
+}
+
+/**
+ * Takes over `window/workDoneProgress/create` so the server's `$/progress` drives our status
+ * bar item instead of a second, generic window progress. Registered after the built-in
+ * progress feature, so its handler is the one that stays (also after restarts).
+ */
+class ProgressTap implements StaticFeature {
+  constructor(
+    private readonly client: LanguageClient,
+    private readonly sink: (token: string | number, value: WorkDoneProgressValue) => void,
+  ) {}
+
+  fillClientCapabilities(capabilities: ClientCapabilities): void {
+    capabilities.window = capabilities.window ?? {};
+    capabilities.window.workDoneProgress = true;
+  }
+
+  initialize(): void {
+    this.client.onRequest(WorkDoneProgressCreateRequest.type, (params) => {
+      const token = params.token;
+      const disposable = this.client.onProgress(WorkDoneProgress.type, token, (value) => {
+        this.sink(token, value as WorkDoneProgressValue);
+        if (value.kind === 'end') disposable.dispose();
+      });
+    });
+  }
+
+  getState(): FeatureState {
+    return { kind: 'static' };
+  }
+
+  clear(): void {}
+}
+
+export class RaglsServer implements vscode.Disposable {
+  readonly model = new StatusModel();
+  private readonly changed = new vscode.EventEmitter<void>();
+  readonly onDidChange = this.changed.event;
+  private client: LanguageClient | undefined;
+  private readonly backoff = new RestartBackoff();
+  /** Bumped on every user-driven start/stop, so a pending crash-restart can tell it is stale. */
+  private generation = 0;
+  private stopping = false;
+  private pollTimer: ReturnType<typeof setInterval> | undefined;
+  private lastStatusAt = 0;
+  private readonly disposables: vscode.Disposable[] = [];
+  private running: Promise<void> | undefined;
+  private resolveRunning: (() => void) | undefined;
+  private notFoundShown = false;
+
+  constructor(private readonly log: vscode.LogOutputChannel) {
+    this.disposables.push(
+      vscode.workspace.onDidChangeConfiguration((e) => this.onConfigChanged(e)),
+      vscode.workspace.onDidChangeWorkspaceFolders(() => void this.restart()),
+    );
+  }
+
+  private fire(): void {
+    this.changed.fire();
+  }
+
+  private folders(): string[] {
+    return (vscode.workspace.workspaceFolders ?? []).filter((f) => f.uri.scheme === 'file').map((f) => f.uri.fsPath);
+  }
+
+  private resetRunningPromise(): void {
+    this.running = new Promise<void>((resolve) => (this.resolveRunning = resolve));
+  }
+
+  /** Resolves once the server answered initialize, or rejects after `timeoutMs`. */
+  async whenRunning(timeoutMs = 15_000): Promise<LanguageClient> {
+    if (this.client && this.client.state === State.Running) return this.client;
+    if (!this.running || this.model.lifecycle === 'notFound' || this.model.lifecycle === 'stopped' || this.model.lifecycle === 'noWorkspace') {
+      throw new Error(this.notRunningMessage());
+    }
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const timeout = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new Error(this.notRunningMessage())), timeoutMs);
+    });
+    try {
+      await Promise.race([this.running, timeout]);
+    } finally {
+      if (timer) clearTimeout(timer);
+    }
+    if (!this.client || this.client.state !== State.Running) throw new Error(this.notRunningMessage());
+    return this.client;
+  }
+
+  private notRunningMessage(): string {
+    switch (this.model.lifecycle) {
+      case 'notFound':
+        return 'the ragls server was not found';
+      case 'noWorkspace':
+        return 'no folder is open';
+      case 'stopped':
+        return 'the ragls server is not running';
+      default:
+        return 'the ragls server is not ready yet';
+    }
+  }
+
+  settingsForServer(): Record<string, unknown> {
+    const section = vscode.workspace.getConfiguration('ragls');
+    // JSON round trip: a WorkspaceConfiguration carries methods (get, has, ...).
+    return serverSettings(JSON.parse(JSON.stringify(section)) as Record<string, unknown>);
+  }
+
+  async start(): Promise<void> {
+    const generation = ++this.generation;
+    const folders = this.folders();
+    if (folders.length === 0) {
+      this.model.setLifecycle('noWorkspace');
+      this.fire();
+      return;
+    }
+    const cfg = vscode.workspace.getConfiguration('ragls');
+    const configured = cfg.get<string>('server.path');
+    if (configured) this.log.info(`ragls.server.path: ${configured}`);
+    const resolved = resolveServerCommand({
+      configured,
+      workspaceFolders: folders,
+      envPath: process.env.PATH,
+      platform: process.platform,
+      home: os.homedir(),
+      isExecutable,
+    });
+    if (!resolved.ok) {
+      const msg = `${resolved.message} ${INSTALL_HINT}`;
+      this.log.error(`${resolved.message} Tried: ${resolved.tried.join(', ')}`);
+      this.model.setLifecycle('notFound', msg);
+      this.fire();
+      if (!this.notFoundShown) {
+        this.notFoundShown = true;
+        void vscode.window.showErrorMessage(msg, 'Open Settings', 'Retry', 'Show Log').then((pick) => {
+          this.notFoundShown = false;
+          if (pick === 'Open Settings') void vscode.commands.executeCommand('workbench.action.openSettings', 'ragls.server.path');
+          else if (pick === 'Retry') void this.restart();
+          else if (pick === 'Show Log') this.log.show(true);
+        });
+      }
+      return;
+    }
+    this.log.info(`Starting ${resolved.command} (from ${resolved.source})`);
+
+    const extraEnv = cfg.get<Record<string, string>>('server.extraEnv') ?? {};
+    // No `transport`: TransportKind.stdio would append `--stdio`, and ragls takes no arguments.
+    // Without it the client still talks LSP over the process's stdin/stdout.
+    const serverOptions: ServerOptions = {
+      command: resolved.command,
+      args: [],
+      options: { cwd: folders[0], env: { ...process.env, ...extraEnv } },
+    };
+    const clientOptions: LanguageClientOptions = {
+      // ragls reads files from disk itself; it needs no document sync.
+      documentSelector: [],
+      outputChannel: this.log,
+      initializationOptions: () => this.settingsForServer(),
+      middleware: {
+        workspace: {
+          configuration: async (params, token, next) => {
+            const defaults = await next(params, token);
+            if (!Array.isArray(defaults)) return defaults;
+            return params.items.map((item, i) => {
+              const section = item.section;
+              if (section === 'ragls') return this.settingsForServer();
+              if (section && section.startsWith('ragls.')) {
+                let value: unknown = this.settingsForServer();
+                for (const part of section.slice('ragls.'.length).split('.')) {
+                  value = value && typeof value === 'object' ? (value as Record<string, unknown>)[part] : undefined;
+                }
+                return value ?? null;
+              }
+              return defaults[i];
+            });
+          },
+        },
+      },
+      errorHandler: {
+        error: (error, _message, count): ErrorHandlerResult => {
+          this.log.error(`Connection error: ${errorMessage(error)}`);
+          return { action: count !== undefined && count <= 3 ? ErrorAction.Continue : ErrorAction.Shutdown, handled: true };
+        },
+        closed: async (): Promise<CloseHandlerResult> => {
+          if (this.stopping || generation !== this.generation) return { action: CloseAction.DoNotRestart, handled: true };
+          const delay = this.backoff.crashed();
+          if (delay === undefined) {
+            const msg = `The ragls server exited ${this.backoff.crashCount} times in a row; it is not restarted again.`;
+            this.log.error(msg);
+            this.model.setLifecycle('stopped', `${msg} See the log, then run "RAG: Restart Server".`);
+            this.fire();
+            void vscode.window.showErrorMessage(msg, 'Show Log', 'Restart').then((pick) => {
+              if (pick === 'Show Log') this.log.show(true);
+              else if (pick === 'Restart') void this.restart();
+            });
+            return { action: CloseAction.DoNotRestart, handled: true };
+          }
+          const secs = Math.round(delay / 100) / 10;
+          this.log.warn(`The ragls server exited; restarting in ${secs}s (attempt ${this.backoff.crashCount}).`);
+          this.model.setLifecycle('restarting', `The ragls server exited; restarting in ${secs}s (attempt ${this.backoff.crashCount}).`);
+          this.fire();
+          await sleep(delay);
+          if (this.stopping || generation !== this.generation) return { action: CloseAction.DoNotRestart, handled: true };
+          return { action: CloseAction.Restart, handled: true };
+        },
+      },
+    };
+
+    const client = new LanguageClient(CLIENT_ID, 'ragls', serverOptions, clientOptions);
+    client.registerFeature(
+      new ProgressTap(client, (token, value) => {
+        this.model.applyProgress(token, value);
+        this.fire();
+        if (value.kind === 'end') void this.refreshStatus();
+      }),
+    );
+    client.onNotification(Methods.statusChanged, (status: IndexStatus) => {
+      this.lastStatusAt = Date.now();
+      this.model.applyStatus(status);
+      this.fire();
+    });
+    client.onDidChangeState((e) => {
+      if (this.client !== client) return;
+      if (e.newState === State.Running) {
+        this.backoff.started();
+        this.model.setLifecycle('running');
+        this.resolveRunning?.();
+        this.fire();
+        void this.refreshStatus();
+      } else if (e.newState === State.Starting) {
+        if (this.model.lifecycle !== 'restarting') this.model.setLifecycle('starting');
+        this.fire();
+      }
+    });
+    this.client = client;
+    this.stopping = false;
+    this.resetRunningPromise();
+    this.model.setLifecycle('starting');
+    this.fire();
+    this.startPolling();
+    try {
+      await client.start();
+    } catch (e) {
+      if (this.client !== client) return;
+      const msg = `The ragls server failed to start: ${errorMessage(e)}`;
+      this.log.error(msg);
+      if (this.model.lifecycle !== 'restarting') {
+        this.model.setLifecycle('stopped', msg);
+        this.fire();
+      }
+    }
+  }
+
+  /** Fallback poll: only while indexing and the server has been quiet for a while. */
+  private startPolling(): void {
+    if (this.pollTimer) return;
+    this.pollTimer = setInterval(() => {
+      const state = this.model.view().state;
+      if (this.model.lifecycle !== 'running') return;
+      if ((state === 'indexing' || state === 'starting') && Date.now() - this.lastStatusAt > 5000) {
+        void this.refreshStatus();
+      }
+    }, 5000);
+  }
+
+  async refreshStatus(): Promise<IndexStatus | undefined> {
+    const client = this.client;
+    if (!client || client.state !== State.Running) return undefined;
+    try {
+      const status = await client.sendRequest<IndexStatus>(Methods.indexStatus, {});
+      this.lastStatusAt = Date.now();
+      this.model.applyStatus(status);
+      this.fire();
+      return status;
+    } catch (e) {
+      this.log.warn(`rag/indexStatus failed: ${errorMessage(e)}`);
+      return undefined;
+    }
+  }
+
+  async retrieve(params: RetrieveParams, token?: vscode.CancellationToken): Promise<RetrieveResult> {
+    const client = await this.whenRunning();
+    return client.sendRequest<RetrieveResult>(Methods.retrieve, params, token);
+  }
+
+  async reindex(full: boolean): Promise<ReindexResult> {
+    const client = await this.whenRunning(5000);
+    const result = await client.sendRequest<ReindexResult>(Methods.reindex, { full });
+    void this.refreshStatus();
+    return result;
+  }
+
+  async stop(): Promise<void> {
+    this.generation++;
+    this.stopping = true;
+    const client = this.client;
+    this.client = undefined;
+    if (client) {
+      try {
+        if (client.state !== State.Stopped) await client.stop(3000);
+      } catch (e) {
+        this.log.warn(`Stopping the server: ${errorMessage(e)}`);
+      }
+      try {
+        await client.dispose(1000);
+      } catch {
+        // already stopped
+      }
+    }
+  }
+
+  async restart(): Promise<void> {
+    this.log.info('Restarting the ragls server');
+    await this.stop();
+    this.backoff.reset();
+    await this.start();
+  }
+
+  private onConfigChanged(e: vscode.ConfigurationChangeEvent): void {
+    if (!e.affectsConfiguration('ragls')) return;
+    if (e.affectsConfiguration('ragls.server')) {
+      void this.restart();
+      return;
+    }
+    const client = this.client;
+    if (client && client.state === State.Running) {
+      // The server re-pulls `workspace/configuration` (answered by the middleware above).
+      void client
+        .sendNotification(DidChangeConfigurationNotification.type, { settings: { ragls: this.settingsForServer() } })
+        .catch((err) => this.log.warn(`didChangeConfiguration failed: ${errorMessage(err)}`));
+    }
+  }
+
+  dispose(): void {
+    if (this.pollTimer) clearInterval(this.pollTimer);
+    for (const d of this.disposables) d.dispose();
+    this.changed.dispose();
+  }
+}

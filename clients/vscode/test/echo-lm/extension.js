@@ -1,0 +1,62 @@
+// Test-only language model: answers with the last user message it received, inside a code
+// fence so the chat view shows it verbatim, and appends every request to $ECHO_LM_OUT.
+'use strict';
+const fs = require('node:fs');
+const vscode = require('vscode');
+
+function partText(part) {
+  if (part instanceof vscode.LanguageModelTextPart) return part.value;
+  if (part && typeof part.value === 'string') return part.value;
+  return '';
+}
+
+function messageText(message) {
+  return (message.content || []).map(partText).join('');
+}
+
+function fenceFor(text) {
+  let longest = 0;
+  for (const m of text.matchAll(/`+/g)) longest = Math.max(longest, m[0].length);
+  return '`'.repeat(Math.max(3, longest + 1));
+}
+
+function activate(context) {
+  const model = {
+    id: 'echo',
+    name: 'Echo',
+    family: 'echo',
+    version: '1.0.0',
+    detail: 'ragls test model',
+    tooltip: 'Answers with its input',
+    maxInputTokens: 1000000,
+    maxOutputTokens: 1000000,
+    capabilities: { imageInput: false, toolCalling: false },
+  };
+  const provider = {
+    provideLanguageModelChatInformation() {
+      return [model];
+    },
+    async provideLanguageModelChatResponse(_model, messages, _options, progress) {
+      const users = messages.filter((m) => m.role === vscode.LanguageModelChatMessageRole.User);
+      const last = users.length ? messageText(users[users.length - 1]) : '';
+      const out = process.env.ECHO_LM_OUT;
+      if (out) {
+        fs.appendFileSync(out, JSON.stringify({ time: new Date().toISOString(), messages: messages.map((m) => ({ role: m.role, text: messageText(m) })), last }) + '\n');
+      }
+      const fence = fenceFor(last);
+      progress.report(new vscode.LanguageModelTextPart(`ECHO-BEGIN\n\n${fence}text\n${last}\n${fence}\n\nECHO-END`));
+    },
+    async provideTokenCount(_model, text) {
+      const s = typeof text === 'string' ? text : messageText(text);
+      return Math.ceil(s.length / 4);
+    },
+  };
+  context.subscriptions.push(vscode.lm.registerLanguageModelChatProvider('echo-lm', provider));
+  // Ask for the models once so the chat view learns about them before the first request
+  // (it resolves a provider's models lazily otherwise).
+  void vscode.lm.selectChatModels({ vendor: 'echo-lm' });
+}
+
+function deactivate() {}
+
+module.exports = { activate, deactivate };
