@@ -8,6 +8,9 @@ from pathlib import Path
 
 import pytest
 
+pytest.register_assert_rewrite("tests.lsp_harness")
+from tests.lsp_harness import start  # noqa: E402,F401  (fixture, shared by e2e and reliability)
+
 FIXTURE = Path(__file__).parent / "fixtures" / "polyglot"
 IN_CI = os.environ.get("CI", "").lower() in ("1", "true", "yes")
 

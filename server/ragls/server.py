@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import uuid
 from pathlib import Path
@@ -114,6 +115,7 @@ class RaglsServer(LanguageServer):
         self._wake: asyncio.Event | None = None
         self._doc_timers: dict[str, asyncio.TimerHandle] = {}
         self.settings_error: str | None = None
+        self.started = asyncio.Event()  # set once indexing starts (or cannot)
 
     def report_server_error(self, error: Exception, source: Any) -> None:
         # Unreadable input (malformed or absurdly deep JSON) gets a JSON-RPC parse error, not
@@ -143,6 +145,7 @@ class RaglsServer(LanguageServer):
             self.watcher.start()
         if self._status_task is None:
             self._status_task = loop.create_task(self._report_status())
+        self.started.set()
 
     def stop_indexing(self) -> None:
         if self.watcher is not None:
@@ -379,6 +382,7 @@ async def on_initialized(ls: RaglsServer, _params: types.InitializedParams) -> N
     if ls.root is None or not ls.root.is_dir():
         ls.settings_error = "no workspace folder: open a folder to index it"
         log.error(ls.settings_error)
+        ls.started.set()
         return
     ls.client_settings = await ls.pull_configuration()
     if not ls.reload_settings():
@@ -389,6 +393,8 @@ async def on_initialized(ls: RaglsServer, _params: types.InitializedParams) -> N
             ls.reload_settings()
     if ls.settings.indexing.auto_index:
         ls.start_indexing()
+    else:
+        ls.started.set()
 
 
 @server.feature(types.WORKSPACE_DID_CHANGE_CONFIGURATION)
@@ -468,6 +474,10 @@ async def rag_retrieve(ls: RaglsServer, params: Any) -> dict[str, Any]:
     except QueryError as exc:
         raise JsonRpcInvalidParams(str(exc)) from exc
     empty = RetrieveResultOut(context="", chunks=[], took_ms=0.0)
+    if ls.indexer is None and ls.root is not None and not ls.settings_error:
+        # `initialized` is still reading the client's settings: wait rather than answer empty.
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(ls.started.wait(), 10)
     idx = ls.indexer
     if idx is None:
         empty.error = ls.settings_error or "indexing has not started"
@@ -523,4 +533,7 @@ def serve() -> None:
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     # pygls logs every message at INFO: far too loud for an editor's output panel.
     logging.getLogger("pygls").setLevel(logging.WARNING)
+    # ...and logs a traceback for every InvalidParams we raise on purpose; our handlers log
+    # their own failures.
+    logging.getLogger("pygls.protocol.json_rpc").setLevel(logging.CRITICAL)
     server.start_io()

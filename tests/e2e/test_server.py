@@ -10,7 +10,7 @@ import pytest
 from lsprotocol import types
 from pygls.exceptions import JsonRpcException
 
-from tests.e2e.conftest import Session, Starter
+from tests.lsp_harness import Session, Starter
 
 BLOCK = re.compile(
     r'<code_context file="([^"]+)" lines="(\d+)-(\d+)"(?: symbol="([^"]*)")?>\n(.*?)</code_context>\n', re.S

@@ -112,6 +112,7 @@ export class RaglsServer implements vscode.Disposable {
     this.disposables.push(
       vscode.workspace.onDidChangeConfiguration((e) => this.onConfigChanged(e)),
       vscode.workspace.onDidChangeWorkspaceFolders(() => void this.restart()),
+      vscode.workspace.onDidGrantWorkspaceTrust(() => void this.restart()),
     );
   }
 
@@ -183,6 +184,7 @@ export class RaglsServer implements vscode.Disposable {
       platform: process.platform,
       home: os.homedir(),
       isExecutable,
+      allowWorkspaceVenv: vscode.workspace.isTrusted,
     });
     if (!resolved.ok) {
       const msg = `${resolved.message} ${INSTALL_HINT}`;

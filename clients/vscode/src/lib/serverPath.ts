@@ -13,6 +13,8 @@ export interface ResolveInput {
   platform: NodeJS.Platform;
   home: string;
   isExecutable: (p: string) => boolean;
+  /** Look in the workspace's .venv: only for trusted workspaces (it runs workspace files). */
+  allowWorkspaceVenv?: boolean;
 }
 
 export type ResolveResult =
@@ -69,7 +71,7 @@ export function resolveServerCommand(input: ResolveInput): ResolveResult {
     }
     return { ok: false, tried, message: `ragls.server.path is "${configured}", which is not on PATH.` };
   }
-  for (const folder of input.workspaceFolders) {
+  for (const folder of input.allowWorkspaceVenv === false ? [] : input.workspaceFolders) {
     for (const c of venvCandidates(folder, input.platform)) {
       tried.push(c);
       if (input.isExecutable(c)) return { ok: true, command: c, source: 'venv' };

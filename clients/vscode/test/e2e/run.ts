@@ -164,8 +164,6 @@ class Harness {
       'workbench.welcomePage.walkthroughs.openOnInstall': false,
       'telemetry.telemetryLevel': 'off',
       'extensions.ignoreRecommendations': true,
-      'extensions.autoCheckUpdates': false,
-      'extensions.autoUpdate': false,
       'security.workspace.trust.enabled': false,
       'git.enabled': false,
       'update.mode': 'none',

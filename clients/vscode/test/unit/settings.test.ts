@@ -52,6 +52,8 @@ test('server path: the setting wins, with ~ and ${workspaceFolder}', () => {
 test('server path: workspace .venv before PATH, then a clear failure', () => {
   const venv = resolveServerCommand({ ...base, configured: '', isExecutable: exe(['/ws/.venv/bin/ragls', '/usr/bin/ragls']) });
   assert.deepEqual(venv, { ok: true, command: '/ws/.venv/bin/ragls', source: 'venv' });
+  const untrusted = resolveServerCommand({ ...base, configured: '', allowWorkspaceVenv: false, isExecutable: exe(['/ws/.venv/bin/ragls', '/usr/bin/ragls']) });
+  assert.deepEqual(untrusted, { ok: true, command: '/usr/bin/ragls', source: 'path' }, 'untrusted: no workspace binaries');
   const onPath = resolveServerCommand({ ...base, configured: undefined, isExecutable: exe(['/opt/bin/ragls']) });
   assert.deepEqual(onPath, { ok: true, command: '/opt/bin/ragls', source: 'path' });
   const none = resolveServerCommand({ ...base, configured: undefined, isExecutable: exe([]) });

@@ -1,4 +1,5 @@
-"""End-to-end harness: the real `ragls` over stdio, driven by pytest-lsp's client."""
+"""LSP harness: the real `ragls` over stdio, driven by pytest-lsp's client. The `start`
+fixture is re-exported by tests/conftest.py."""
 
 from __future__ import annotations
 
@@ -10,7 +11,6 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
-import pytest
 import pytest_asyncio
 from lsprotocol import types
 from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities
@@ -69,6 +69,7 @@ Starter = Callable[..., Awaitable[Session]]
 
 @pytest_asyncio.fixture
 async def start(workspace: Path, cache_dir: Path) -> AsyncIterator[Starter]:
+    """Start real servers for a test (default: on the fixture workspace); stops them after."""
     sessions: list[Session] = []
 
     async def _start(
@@ -102,11 +103,3 @@ async def start(workspace: Path, cache_dir: Path) -> AsyncIterator[Starter]:
             await s.close()
         except Exception:  # a test may have stopped it already
             pass
-
-
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
-pytest.register_assert_rewrite("tests.e2e.conftest")
