@@ -1,0 +1,34 @@
+"""Docs match code: every setting is documented with its real default."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+from pydantic import BaseModel
+
+from ragls.config import Settings
+
+DOCS = Path(__file__).resolve().parents[2] / "docs"
+
+
+def _settings(model: BaseModel, prefix: str = "") -> dict[str, object]:
+    out: dict[str, object] = {}
+    for name, field in type(model).model_fields.items():
+        key = prefix + (field.alias or name)
+        value = getattr(model, name)
+        if isinstance(value, BaseModel):
+            out.update(_settings(value, key + "."))
+        else:
+            out[key] = value
+    return out
+
+
+def test_configuration_doc_lists_every_setting_with_its_default() -> None:
+    text = (DOCS / "configuration.md").read_text()
+    rows = dict(re.findall(r"^\| `([\w.]+)` \| `([^`]*)` \|", text, re.M))
+    actual = _settings(Settings())
+    assert set(actual) == set(rows), (set(actual) ^ set(rows))
+    for key, value in actual.items():
+        assert json.loads(rows[key]) == value, key
