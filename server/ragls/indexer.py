@@ -125,6 +125,7 @@ class Indexer:
         self.last_indexed_at: str | None = None
         self.embeds = 0
         self.batches = 0  # lexical batches applied, for tests and benchmarks
+        self.change_jobs = 0  # coalesced change sets handled (a burst of saves is one)
         self._dense_backoff_until = 0.0
         self._dense_failures = 0
 
@@ -387,8 +388,13 @@ class Indexer:
         self.last_indexed_at = _now()
 
     def _apply_changes(self, paths: set[str]) -> None:
-        if any(p.rsplit("/", 1)[-1] in (".gitignore", ".ragignore") for p in paths):
-            self._jobs.put(("scan", False))  # ignore rules changed: everything may change
+        self.change_jobs += 1
+        if any(p.rsplit("/", 1)[-1] in (".gitignore", ".ragignore") for p in paths) or any(
+            (self.root / p).is_dir() for p in paths
+        ):
+            # Ignore rules changed, or a whole directory moved in (inotify reports only the
+            # directory): rescan; unchanged files cost a stat each.
+            self._jobs.put(("scan", False))
             return
         todo: list[str] = []
         gone: list[str] = []

@@ -4,6 +4,7 @@ of changed paths to a callback. Falls back to polling when inotify runs out of w
 from __future__ import annotations
 
 import logging
+import os
 import threading
 from collections.abc import Callable
 from pathlib import Path
@@ -45,7 +46,10 @@ class Watcher:
             return False
         if rel.rsplit("/", 1)[-1] in _RULE_FILES:
             return True
-        return not self.rules.ignored_with_parents(rel)
+        if self.rules.ignored_with_parents(rel):
+            return False
+        # `out/`-style rules match directories only, so ask again as a directory.
+        return not (os.path.isdir(path) and self.rules.ignored(rel, is_dir=True))
 
     def start(self) -> None:
         self._thread = threading.Thread(target=self._run, name="ragls-watcher", daemon=True)

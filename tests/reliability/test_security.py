@@ -23,7 +23,10 @@ SECRET_LINES = {
 def _plant(ws: Path, outside: Path) -> None:
     body = "\n".join(f"    {line}" for line in SECRET_LINES.values())
     (ws / "settings_loader.py").write_text(
-        "def load_cloud_settings():\n    \"\"\"Load the cloud credentials for deployment.\"\"\"\n" + body + "\n    return True\n")
+        'def load_cloud_settings():\n    """Load the cloud credentials for deployment."""\n'
+        + body
+        + "\n    return True\n"
+    )
     (ws / "id_rsa").write_text("-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAA\n")
     (ws / ".env.local").write_text("DATABASE_PASSWORD=hunter2hunter2\n")
     (outside / "outside_only.py").write_text("def exfiltrated_outside_function():\n    return 'outside'\n")
@@ -31,8 +34,9 @@ def _plant(ws: Path, outside: Path) -> None:
     os.symlink(outside / "outside_only.py", ws / "linked_file.py")
 
 
-async def test_no_secret_or_outside_content_is_ever_returned(start: Starter, workspace: Path, tmp_path: Path,
-                                                              cache_dir: Path) -> None:
+async def test_no_secret_or_outside_content_is_ever_returned(
+    start: Starter, workspace: Path, tmp_path: Path, cache_dir: Path
+) -> None:
     outside = tmp_path / "outside"
     outside.mkdir()
     _plant(workspace, outside)
@@ -41,8 +45,15 @@ async def test_no_secret_or_outside_content_is_ever_returned(start: Starter, wor
     assert st["skippedByReason"]["secret"] >= 3  # .env, .env.local, id_rsa
     assert st["skippedByReason"]["outside_workspace"] == 2
     seen = ""
-    for q in ("cloud credentials deployment", "ghp token github", "AKIA aws key", "private key", "hunter2 password",
-              "exfiltrated_outside_function", "load_cloud_settings"):
+    for q in (
+        "cloud credentials deployment",
+        "ghp token github",
+        "AKIA aws key",
+        "private key",
+        "hunter2 password",
+        "exfiltrated_outside_function",
+        "load_cloud_settings",
+    ):
         res = await s.retrieve(q, topK=20, maxChars=50_000)
         seen += res["context"] + "".join(c["content"] + c["path"] for c in res["chunks"])
     assert "load_cloud_settings" in seen  # the file itself is indexed, its secret lines are not

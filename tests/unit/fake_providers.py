@@ -58,8 +58,7 @@ class FakeProviders:
         self._lock = threading.Lock()
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
         self._server.daemon_threads = True
-        self._thread = threading.Thread(target=self._server.serve_forever, kwargs={"poll_interval": 0.05},
-                                        daemon=True)
+        self._thread = threading.Thread(target=self._server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
 
     @property
     def url(self) -> str:
@@ -87,8 +86,11 @@ class FakeProviders:
             with self._lock:
                 self.token_counter += 1
                 n = self.token_counter
-            answer: dict[str, Any] = {"token": f"tid=session-{n};exp=1", "expires_at": int(time.time() + self.token_ttl),
-                                      "refresh_in": 1500}
+            answer: dict[str, Any] = {
+                "token": f"tid=session-{n};exp=1",
+                "expires_at": int(time.time() + self.token_ttl),
+                "refresh_in": 1500,
+            }
             if self.token_api:
                 answer["endpoints"] = {"api": self.token_api}
             return answer

@@ -48,22 +48,39 @@ def settings(**kw: Any) -> EmbedderSettings:
     return EmbedderSettings.model_validate(base)
 
 
-def openai(fake: FakeProviders, monkeypatch: pytest.MonkeyPatch, sleeps: Sleeps | None = None,
-           **kw: Any) -> HttpEmbedder:
+def openai(
+    fake: FakeProviders, monkeypatch: pytest.MonkeyPatch, sleeps: Sleeps | None = None, **kw: Any
+) -> HttpEmbedder:
     monkeypatch.setenv("RAGLS_TEST_OPENAI_KEY", KEY)
-    s = settings(provider="openai", baseUrl=fake.url + "/v1", model="text-embedding-3-small", dimensions=8,
-                 apiKeyEnv="RAGLS_TEST_OPENAI_KEY", **kw)
+    s = settings(
+        provider="openai",
+        baseUrl=fake.url + "/v1",
+        model="text-embedding-3-small",
+        dimensions=8,
+        apiKeyEnv="RAGLS_TEST_OPENAI_KEY",
+        **kw,
+    )
     return make_http_embedder(s, sleep=sleeps if sleeps is not None else Sleeps())  # type: ignore[return-value]
 
 
 def write_apps_json(path: Path, token: str = GHU) -> Path:
-    path.write_text(json.dumps({"github.com:Iv1.b507a08c87ecfe98": {"user": "dev", "oauth_token": token,
-                                                                     "githubAppId": "Iv1.b507a08c87ecfe98"}}))
+    path.write_text(
+        json.dumps(
+            {
+                "github.com:Iv1.b507a08c87ecfe98": {
+                    "user": "dev",
+                    "oauth_token": token,
+                    "githubAppId": "Iv1.b507a08c87ecfe98",
+                }
+            }
+        )
+    )
     return path
 
 
-def copilot(fake: FakeProviders, tmp_path: Path, sleeps: Sleeps | None = None, clock: Any = time.time,
-            **kw: Any) -> CopilotEmbedder:
+def copilot(
+    fake: FakeProviders, tmp_path: Path, sleeps: Sleeps | None = None, clock: Any = time.time, **kw: Any
+) -> CopilotEmbedder:
     fake.dim = 1536
     fake.token_api = fake.url  # the token answer names the API endpoint, as GitHub's does
     kw.setdefault("tokenFile", str(write_apps_json(tmp_path / "apps.json")))
@@ -184,8 +201,9 @@ def test_queries_get_a_short_retry_budget(fake: FakeProviders, monkeypatch: pyte
 
 def test_real_retry_timing(fake: FakeProviders, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("RAGLS_TEST_OPENAI_KEY", KEY)
-    emb = make_http_embedder(settings(provider="openai", baseUrl=fake.url, dimensions=8, retryBaseMs=100,
-                                      apiKeyEnv="RAGLS_TEST_OPENAI_KEY"))  # real time.sleep
+    emb = make_http_embedder(
+        settings(provider="openai", baseUrl=fake.url, dimensions=8, retryBaseMs=100, apiKeyEnv="RAGLS_TEST_OPENAI_KEY")
+    )  # real time.sleep
     fake.script(OAI, Reply(500), Reply(503))
     t0 = time.monotonic()
     emb.embed_documents(["x"])
@@ -218,8 +236,9 @@ def test_connection_refused_is_an_embedding_error(tmp_path: Path) -> None:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
     sleeps = Sleeps()
-    emb = make_http_embedder(settings(provider="ollama", baseUrl=f"http://127.0.0.1:{port}", dimensions=8,
-                                      maxRetries=1), sleep=sleeps)
+    emb = make_http_embedder(
+        settings(provider="ollama", baseUrl=f"http://127.0.0.1:{port}", dimensions=8, maxRetries=1), sleep=sleeps
+    )
     with pytest.raises(EmbeddingError, match="connection failed"):
         emb.embed_documents(["x"])
     assert len(sleeps) == 1
@@ -236,9 +255,16 @@ def test_other_4xx_fail_fast(fake: FakeProviders, monkeypatch: pytest.MonkeyPatc
     emb.close()
 
 
-@pytest.mark.parametrize("body", [b"{not json", b'{"data": [{"index": 0}]}', b'{"data": []}',
-                                  b'{"data": [{"index": 0, "embedding": [1, 2]}]}',
-                                  b'{"data": [{"index": 0, "embedding": [0, 0, 0, 0, 0, 0, 0, 0]}]}'])
+@pytest.mark.parametrize(
+    "body",
+    [
+        b"{not json",
+        b'{"data": [{"index": 0}]}',
+        b'{"data": []}',
+        b'{"data": [{"index": 0, "embedding": [1, 2]}]}',
+        b'{"data": [{"index": 0, "embedding": [0, 0, 0, 0, 0, 0, 0, 0]}]}',
+    ],
+)
 def test_malformed_responses(fake: FakeProviders, monkeypatch: pytest.MonkeyPatch, body: bytes) -> None:
     emb = openai(fake, monkeypatch)
     fake.script(OAI, Reply(200, body=body))
@@ -328,7 +354,9 @@ def test_copilot_401_drops_the_session_and_retries_once(fake: FakeProviders, tmp
     emb.embed_query("b")
     assert len(fake.requests(TOKEN)) == 2
     assert [r.headers["Authorization"] for r in fake.requests(COPILOT)][-2:] == [
-        "Bearer tid=session-1;exp=1", "Bearer tid=session-2;exp=1"]
+        "Bearer tid=session-1;exp=1",
+        "Bearer tid=session-2;exp=1",
+    ]
     emb.close()
 
 
@@ -342,8 +370,9 @@ def test_copilot_exchange_refused(fake: FakeProviders, tmp_path: Path) -> None:
     emb.close()
 
 
-def test_copilot_reads_hosts_json_and_reports_missing_sign_in(fake: FakeProviders, tmp_path: Path,
-                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+def test_copilot_reads_hosts_json_and_reports_missing_sign_in(
+    fake: FakeProviders, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     cfg = tmp_path / "cfg" / "github-copilot"
     cfg.mkdir(parents=True)
     (cfg / "hosts.json").write_text(json.dumps({"github.com": {"user": "dev", "oauth_token": GHU}}))
@@ -363,8 +392,7 @@ def test_copilot_reads_hosts_json_and_reports_missing_sign_in(fake: FakeProvider
 
 def test_copilot_honours_the_proxy_setting(fake: FakeProviders, tmp_path: Path) -> None:
     # Unresolvable hosts: only a proxy can answer for them.
-    emb = copilot(fake, tmp_path, proxy=fake.url, authUrl="http://github.invalid",
-                  baseUrl="http://copilot.invalid")
+    emb = copilot(fake, tmp_path, proxy=fake.url, authUrl="http://github.invalid", baseUrl="http://copilot.invalid")
     emb.embed_documents(["via proxy"])
     assert [s.via_proxy for s in fake.seen] == [True, True]
     assert [s.path for s in fake.seen] == [TOKEN, COPILOT]
@@ -372,8 +400,9 @@ def test_copilot_honours_the_proxy_setting(fake: FakeProviders, tmp_path: Path) 
 
 
 # -- secrets ---------------------------------------------------------------------------------
-def test_secret_lines_never_leave(fake: FakeProviders, monkeypatch: pytest.MonkeyPatch, tmp_path: Path,
-                                  caplog: pytest.LogCaptureFixture) -> None:
+def test_secret_lines_never_leave(
+    fake: FakeProviders, monkeypatch: pytest.MonkeyPatch, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
     caplog.set_level(logging.DEBUG)
     text = f"def connect():\n    {GHP_LINE}\n    return client(token)"
     emb = openai(fake, monkeypatch)
@@ -388,8 +417,9 @@ def test_secret_lines_never_leave(fake: FakeProviders, monkeypatch: pytest.Monke
     assert "REDACTED" in sent
 
 
-def test_keys_and_tokens_are_masked_in_errors_and_logs(fake: FakeProviders, monkeypatch: pytest.MonkeyPatch,
-                                                       tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+def test_keys_and_tokens_are_masked_in_errors_and_logs(
+    fake: FakeProviders, monkeypatch: pytest.MonkeyPatch, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
     caplog.set_level(logging.DEBUG)
     emb = openai(fake, monkeypatch)
     # A server that echoes the credential back in its errors.
@@ -427,11 +457,20 @@ def test_indexer_embeds_over_http_and_sends_no_secrets(fake: FakeProviders, tmp_
     (ws / "pkg").mkdir(parents=True)
     (ws / "pkg" / "client.py").write_text(
         f"def connect(host):\n    {GHP_LINE}\n    return open_session(host, retries=3)\n\n\n"
-        "def open_session(host, retries):\n    return (host, retries)\n")
+        "def open_session(host, retries):\n    return (host, retries)\n"
+    )
     (ws / "README.md").write_text("# Demo\n\nConnects to the billing service and retries.\n")
-    s = load_settings(ws, ("test", {"cacheDir": str(tmp_path / "cache"), "indexing": {"watch": False},
-                                    "embedder": {"provider": "ollama", "baseUrl": fake.url, "model": "tiny",
-                                                 "dimensions": 8}}))
+    s = load_settings(
+        ws,
+        (
+            "test",
+            {
+                "cacheDir": str(tmp_path / "cache"),
+                "indexing": {"watch": False},
+                "embedder": {"provider": "ollama", "baseUrl": fake.url, "model": "tiny", "dimensions": 8},
+            },
+        ),
+    )
     idx = Indexer(ws, s)
     idx.start()
     try:

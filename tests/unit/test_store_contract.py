@@ -44,24 +44,51 @@ def pid(name: str) -> str:
 
 # name -> (path, language, symbol, text, topic)
 DOCS: dict[str, tuple[str, str, str | None, str, str]] = {
-    "invoice": ("billing/invoice.py", "python", "Invoice.total",
-                "def total(self): return sum(line.amount for line in self.lines) + tax", "money"),
-    "parser": ("src/parser.ts", "typescript", "parseConfig",
-               "export function parseConfig(text: string) { return JSON.parse(text) }", "config"),
-    "loader": ("src/loader.ts", "typescript", "loadConfig",
-               "export function loadConfig(path) { return parseConfig(readFile(path)) config config }", "config"),
+    "invoice": (
+        "billing/invoice.py",
+        "python",
+        "Invoice.total",
+        "def total(self): return sum(line.amount for line in self.lines) + tax",
+        "money",
+    ),
+    "parser": (
+        "src/parser.ts",
+        "typescript",
+        "parseConfig",
+        "export function parseConfig(text: string) { return JSON.parse(text) }",
+        "config",
+    ),
+    "loader": (
+        "src/loader.ts",
+        "typescript",
+        "loadConfig",
+        "export function loadConfig(path) { return parseConfig(readFile(path)) config config }",
+        "config",
+    ),
     "readme": ("README.md", "markdown", None, "Configuration: put config values in config.toml config file", "docs"),
     "server": ("cmd/server.go", "go", "main", "func main() { http.ListenAndServe(addr, router) }", "network"),
-    "retry": ("net/retry.py", "python", "with_backoff",
-              "def with_backoff(fn): sleep exponential backoff until the request succeeds", "network"),
+    "retry": (
+        "net/retry.py",
+        "python",
+        "with_backoff",
+        "def with_backoff(fn): sleep exponential backoff until the request succeeds",
+        "network",
+    ),
 }
 
 
 def point(name: str, dense: bool) -> PointData:
     path, lang, sym, text, topic = DOCS[name]
     names = sorted({".".join(sym.split(".")[i:]).lower() for i in range(len(sym.split(".")))}) if sym else []
-    payload = {"path": path, "language": lang, "symbol": sym, "symbol_names": names, "text": text,
-               "start_line": 0, "end_line": 3}
+    payload = {
+        "path": path,
+        "language": lang,
+        "symbol": sym,
+        "symbol_names": names,
+        "text": text,
+        "start_line": 0,
+        "end_line": 3,
+    }
     vec = unit(topic + name) * 0.3 + unit(topic) if dense else None
     if vec is not None:
         vec = (vec / np.linalg.norm(vec)).astype(np.float32)
@@ -69,8 +96,7 @@ def point(name: str, dense: bool) -> PointData:
 
 
 def request(query: str, topic: str | None, **kw: object) -> SearchRequest:
-    return SearchRequest(dense=unit(topic) if topic else None, sparse=lexical.query_vector(query), limit=10,
-                         **kw)  # type: ignore[arg-type]
+    return SearchRequest(dense=unit(topic) if topic else None, sparse=lexical.query_vector(query), limit=10, **kw)  # type: ignore[arg-type]
 
 
 # -- backends ---------------------------------------------------------------------------------
@@ -85,9 +111,16 @@ class Backend:
         self.client: QdrantClient | None = None
         if kind == "memory":
             self.client = QdrantClient(":memory:")  # shared so that a reopen finds the data: a "server"
-        self.settings = Settings.model_validate({"cacheDir": str(tmp / "cache"), "qdrant": {
-            "url": {"edge": None, "memory": ":memory:", "server": SERVER_URL}[kind], "preferGrpc": False,
-            "collectionPrefix": "ragls-test"}})
+        self.settings = Settings.model_validate(
+            {
+                "cacheDir": str(tmp / "cache"),
+                "qdrant": {
+                    "url": {"edge": None, "memory": ":memory:", "server": SERVER_URL}[kind],
+                    "preferGrpc": False,
+                    "collectionPrefix": "ragls-test",
+                },
+            }
+        )
         self.opened: list[Store] = []
 
     def open(self) -> Store:
@@ -115,8 +148,16 @@ class Backend:
                 pass
 
 
-BACKENDS = ["edge", "memory", pytest.param("server", marks=pytest.mark.skipif(
-    not SERVER_URL, reason="set RAGLS_TEST_QDRANT_URL to test against a real Qdrant server"))]
+BACKENDS = [
+    "edge",
+    "memory",
+    pytest.param(
+        "server",
+        marks=pytest.mark.skipif(
+            not SERVER_URL, reason="set RAGLS_TEST_QDRANT_URL to test against a real Qdrant server"
+        ),
+    ),
+]
 
 
 @pytest.fixture(params=BACKENDS)
@@ -229,8 +270,12 @@ def test_reopen_keeps_points_and_dense_state(backend: Backend) -> None:
 def test_all_ids_pages_through_many_points(backend: Backend) -> None:
     s = backend.open()
     n = 2500  # more than one scroll page
-    s.upsert([PointData(pid(f"p{i}"), ([i + 1], [1.0]), {"path": f"f{i % 7}.py"},
-                        unit(str(i)) if i % 2 else None) for i in range(n)])
+    s.upsert(
+        [
+            PointData(pid(f"p{i}"), ([i + 1], [1.0]), {"path": f"f{i % 7}.py"}, unit(str(i)) if i % 2 else None)
+            for i in range(n)
+        ]
+    )
     ids = s.all_ids()
     assert len(ids) == n == s.count()
     assert sum(d for _, d in ids.values()) == n // 2
@@ -272,8 +317,9 @@ def _closed_port() -> int:
 def test_unreachable_server_is_a_clear_store_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, grpc: bool) -> None:
     monkeypatch.setenv("RAGLS_TEST_QDRANT_KEY", "sekret-key-123456")
     port = _closed_port()
-    settings = _settings(tmp_path, url=f"http://user:pw@127.0.0.1:{port}", apiKeyEnv="RAGLS_TEST_QDRANT_KEY",
-                         preferGrpc=grpc, timeoutS=2)
+    settings = _settings(
+        tmp_path, url=f"http://user:pw@127.0.0.1:{port}", apiKeyEnv="RAGLS_TEST_QDRANT_KEY", preferGrpc=grpc, timeoutS=2
+    )
     t0 = time.monotonic()
     with pytest.raises(StoreError) as err:
         RemoteStore(tmp_path, settings, MODEL, DIM, sleep=lambda s: None)
@@ -354,8 +400,12 @@ def _edge_index(root: Path, settings: Settings) -> Path:
     s.upsert([point(n, dense=n != "readme") for n in DOCS])
     s.close()
     m = Manifest(d / "manifest.sqlite")
-    m.put_many([FileRecord(DOCS[n][0], "h" + n, 10, 1, DOCS[n][1], "lexical" if n == "readme" else "dense",
-                           [pid(n)], []) for n in DOCS])
+    m.put_many(
+        [
+            FileRecord(DOCS[n][0], "h" + n, 10, 1, DOCS[n][1], "lexical" if n == "readme" else "dense", [pid(n)], [])
+            for n in DOCS
+        ]
+    )
     m.close()
     return d
 
@@ -369,8 +419,9 @@ def test_migrate_copies_points_vectors_payloads_and_manifest(tmp_path: Path) -> 
     dst_settings = with_url(Settings.model_validate({"cacheDir": str(tmp_path / "cache2")}), ":memory:")
     client = QdrantClient(":memory:")
     progress: list[tuple[int, int]] = []
-    rep = migrate(root, src_settings, dst_settings, MODEL, DIM, client=client,
-                  progress=lambda a, b: progress.append((a, b)))
+    rep = migrate(
+        root, src_settings, dst_settings, MODEL, DIM, client=client, progress=lambda a, b: progress.append((a, b))
+    )
     assert (rep.points, rep.dense) == (len(DOCS), len(DOCS) - 1)
     assert progress[-1] == (len(DOCS), len(DOCS))
     dst = RemoteStore(root, dst_settings, MODEL, DIM, client=client)
@@ -412,10 +463,14 @@ def test_migrated_index_is_used_without_reindexing(tmp_path: Path, monkeypatch: 
     from ragls.config import load_settings
 
     fixture = Path(__file__).parent.parent / "fixtures" / "polyglot"
-    edge_settings = load_settings(fixture, ("test", {"cacheDir": str(tmp_path / "cache"),
-                                                     "indexing": {"watch": False}}))
+    edge_settings = load_settings(
+        fixture, ("test", {"cacheDir": str(tmp_path / "cache"), "indexing": {"watch": False}})
+    )
     edge_idx = _run_indexer(fixture, edge_settings)
-    chunks, edge_manifest = edge_idx.snapshot().chunks, index_dir(fixture, edge_settings, "hash", DIM) / "manifest.sqlite"
+    chunks, edge_manifest = (
+        edge_idx.snapshot().chunks,
+        index_dir(fixture, edge_settings, "hash", DIM) / "manifest.sqlite",
+    )
     server = QdrantClient(":memory:")
     remote_settings = with_url(edge_settings, ":memory:")
     rep = migrate(fixture, edge_settings, remote_settings, "hash", DIM, client=server)
@@ -495,8 +550,10 @@ def test_indexer_runs_on_the_remote_backend(tmp_path: Path) -> None:
     from ragls.retrieval import retrieve
 
     fixture = Path(__file__).parent.parent / "fixtures" / "polyglot"
-    s = load_settings(fixture, ("test", {"cacheDir": str(tmp_path / "cache"), "qdrant": {"url": ":memory:"},
-                                         "indexing": {"watch": False}}))
+    s = load_settings(
+        fixture,
+        ("test", {"cacheDir": str(tmp_path / "cache"), "qdrant": {"url": ":memory:"}, "indexing": {"watch": False}}),
+    )
     idx = _run_indexer(fixture, s, stop=False)
     try:
         snap = idx.snapshot()

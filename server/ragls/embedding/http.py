@@ -119,6 +119,14 @@ def retry_after_s(value: str | None) -> float | None:
     return max(0.0, when.timestamp() - time.time())
 
 
+class ProviderHTTPError(EmbeddingError):
+    """The provider refused the request for good (a 4xx other than 429)."""
+
+    def __init__(self, message: str, status: int) -> None:
+        super().__init__(message)
+        self.status = status
+
+
 class _Transient(Exception):
     """One failed attempt that may be retried after `wait` seconds (None = backoff)."""
 
@@ -154,7 +162,11 @@ class HttpEmbedder:
             timeout=settings.timeout_s, proxy=settings.proxy or None, headers={"User-Agent": f"ragls/{__version__}"}
         )
         self.dimension = 0
-        self.dimension = self._initial_dimension()
+        try:
+            self.dimension = self._initial_dimension()
+        except BaseException:
+            self._http.close()  # the embedder is never returned: do not leak its connections
+            raise
 
     # -- provider hooks ----------------------------------------------------------------------
     def _url(self) -> str:
@@ -316,7 +328,7 @@ class HttpEmbedder:
         if code >= 500 or code == 408:
             raise _Transient(f"HTTP {code} {excerpt}".strip())
         hint = self._hint(code)
-        raise EmbeddingError(f"{self.model_id}: {what} failed: HTTP {code} {excerpt}{hint}".strip())
+        raise ProviderHTTPError(f"{self.model_id}: {what} failed: HTTP {code} {excerpt}{hint}".strip(), code)
 
     def _hint(self, code: int) -> str:
         if code in (401, 403):
@@ -477,10 +489,10 @@ class CopilotEmbedder(HttpEmbedder):
             token = data["token"]
             expires_at = float(data.get("expires_at") or self._clock() + float(data.get("refresh_in", 1500)))
             api = (data.get("endpoints") or {}).get("api")
-        except EmbeddingError as exc:
-            if "HTTP 401" in str(exc) or "HTTP 403" in str(exc) or "HTTP 404" in str(exc):
-                raise EmbeddingError(
-                    f"{exc} (is GitHub Copilot enabled for this account? sign in again in your editor)"
+        except ProviderHTTPError as exc:
+            if exc.status in (401, 403, 404):
+                raise ProviderHTTPError(
+                    f"{exc} (is GitHub Copilot enabled for this account? sign in again in your editor)", exc.status
                 ) from None
             raise
         except (KeyError, TypeError, ValueError, AttributeError):
