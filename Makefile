@@ -10,7 +10,7 @@ PYTEST_ARGS ?=
 export PIP_DISABLE_PIP_VERSION_CHECK := 1
 
 .PHONY: all venv run test test-server test-clients test-neovim test-jetbrains test-vscode \
-        lint format bench eval clients clean
+        lint format bench eval soak clients clean
 
 all: test
 
@@ -59,6 +59,11 @@ format: venv
 eval: venv
 	$(BIN)/python eval/build_golden.py
 	$(BIN)/ragls eval --all --baselines --out docs/evaluation-results.json
+
+## make soak: the reliability suite with a long kill -9 loop (RAGLS_KILL_LOOPS, default 200).
+KILL_LOOPS ?= 200
+soak: venv
+	RAGLS_KILL_LOOPS=$(KILL_LOOPS) $(BIN)/python -m pytest tests/reliability -q -s
 
 ## make bench: performance benchmarks (see docs/performance.md).
 bench: venv

@@ -31,13 +31,17 @@ class CheckReport:
 
     @property
     def consistent(self) -> bool:
-        return not (
-            self.orphan_chunks or self.missing_chunks or self.deleted_files_with_chunks or self.duplicate_chunks
-        )
+        # Chunks of a file deleted while no server ran are queued work, not damage.
+        return not (self.orphan_chunks or self.missing_chunks or self.duplicate_chunks)
 
     @property
     def current(self) -> bool:
-        return self.consistent and not self.files_queued and not self.files_without_dense
+        return (
+            self.consistent
+            and not self.files_queued
+            and not self.files_without_dense
+            and not self.deleted_files_with_chunks
+        )
 
     def as_dict(self) -> dict[str, object]:
         d = dict(self.__dict__)

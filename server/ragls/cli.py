@@ -124,29 +124,31 @@ def cmd_search(a: argparse.Namespace) -> int:
     return 0
 
 
-def cmd_status(a: argparse.Namespace) -> int:
+def _model_identity(settings: Settings) -> tuple[str, int]:
+    if settings.embedder.provider == "local":
+        from ragls.embedding.onnx_local import DIMENSION, MODEL_NAME
+
+        return f"{MODEL_NAME}-int8", DIMENSION
     from ragls.embedding import make_embedder
-    from ragls.store import StoreError, index_dir
+
+    emb = make_embedder(settings.embedder)
+    return emb.model_id, emb.dimension
+
+
+def cmd_status(a: argparse.Namespace) -> int:
+    from ragls.store import manifest_path
     from ragls.store.manifest import Manifest
 
     root = _root(a.path)
     settings = _settings(root)
-    if settings.embedder.provider == "local":
-        from ragls.embedding.onnx_local import DIMENSION, MODEL_NAME
-
-        model_id, dim = f"{MODEL_NAME}-int8", DIMENSION
-    else:
-        emb = make_embedder(settings.embedder)
-        model_id, dim = emb.model_id, emb.dimension
-    d = index_dir(root, settings, model_id, dim)
-    if not (d / "manifest.sqlite").exists():
-        print(json.dumps({"workspace": str(root), "indexed": False, "location": str(d)}, indent=2))
+    model_id, dim = _model_identity(settings)
+    path = manifest_path(root, settings, model_id, dim)
+    if not path.exists():
+        print(json.dumps({"workspace": str(root), "indexed": False, "location": str(path.parent)}, indent=2))
         return 1
-    m = Manifest(d / "manifest.sqlite")
+    m = Manifest(path)
     try:
         recs = m.all()
-    except StoreError as exc:
-        raise SystemExit(f"ragls: {exc}") from exc
     finally:
         m.close()
     by_status: dict[str, int] = {}
@@ -157,12 +159,13 @@ def cmd_status(a: argparse.Namespace) -> int:
             {
                 "workspace": str(root),
                 "indexed": True,
-                "location": str(d),
+                "location": str(path.parent),
                 "files": len(recs),
                 "byStatus": by_status,
                 "chunks": sum(len(r.chunk_ids) for r in recs.values()),
                 "model": model_id,
                 "dimension": dim,
+                "store": "remote" if settings.qdrant.url else "edge",
             },
             indent=2,
         )
@@ -172,10 +175,20 @@ def cmd_status(a: argparse.Namespace) -> int:
 
 def cmd_clear(a: argparse.Namespace) -> int:
     from ragls.config import cache_root
-    from ragls.store import workspace_id
+    from ragls.store import StoreError, workspace_id
 
     root = _root(a.path)
     settings = _settings(root)
+    if settings.qdrant.url:
+        from ragls.store.remote import RemoteStore
+
+        model_id, dim = _model_identity(settings)
+        try:
+            store = RemoteStore(root, settings, model_id, dim)
+            store.drop()
+            print(f"dropped the server collection for {root}")
+        except StoreError as exc:
+            raise SystemExit(f"ragls: {exc}") from exc
     base = Path(settings.qdrant.path).expanduser() if settings.qdrant.path else cache_root(settings) / "index"
     target = base / workspace_id(root)
     if target.exists():

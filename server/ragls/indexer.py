@@ -29,7 +29,7 @@ from ragls.embedding.cache import EmbeddingCache
 from ragls.languages import language_of
 from ragls.secrets import is_secret_file, redact
 from ragls.store import PointData, Store, StoreError, StoreLocked, open_index
-from ragls.store.manifest import DENSE, LEXICAL, FileRecord, Manifest
+from ragls.store.manifest import DELETING, DENSE, LEXICAL, FileRecord, Manifest
 from ragls.workspace import IgnoreRules, ReadResult, classify, decode_source, discover, read_source
 
 log = logging.getLogger(__name__)
@@ -341,11 +341,7 @@ class Indexer:
         self.phase = "discovering"
         self._on_change()
         if full:
-            self.store.delete([i for r in self.records.values() for i in r.chunk_ids])
-            self.manifest.clear()
-            with self._lock:
-                self.records.clear()
-                self.missing_dense.clear()
+            self._remove(list(self.records))
         self.rules.invalidate()
         found = discover(self.root, self.settings, self.rules)
         current = {f.rel: f for f in found.files}
@@ -429,6 +425,9 @@ class Indexer:
             return
         assert self.store is not None and self.manifest is not None
         ids = [i for p in paths if p in self.records for i in self.records[p].chunk_ids]
+        # Write-ahead again: a crash between the two steps leaves "deleting" records, which
+        # the next start finishes, instead of records pointing at missing chunks.
+        self.manifest.set_status(paths, DELETING)
         self.store.delete(ids)
         self.manifest.remove(paths)
         with self._lock:
@@ -646,16 +645,10 @@ class Indexer:
             self._error(p, f"embedding failed (retry in {delay:.0f}s): {exc}")
         if self._dense_failures >= 4:
             # Give up on these files for this pass: counted as failed, retried on the next scan.
+            self._remove([p for p in paths if p in self.records])
             with self._lock:
                 for p in paths:
                     self.failed[p] = f"embedding failed: {exc}"
-                    self.missing_dense.pop(p, None)
-                    rec = self.records.pop(p, None)
-                    if rec is not None:
-                        assert self.manifest is not None
-                        self.manifest.remove([p])
-                        assert self.store is not None
-                        self.store.delete(rec.chunk_ids)
             self._dense_failures = 0
 
 

@@ -1,14 +1,16 @@
 """Code-aware lexical vectors: identifiers split on camelCase, PascalCase, snake_case and
 kebab-case (the whole identifier kept too), lowercased, keywords and very common tokens
-dropped. Term frequencies go into a Qdrant sparse vector whose IDF modifier makes the
-engine score it BM25-style."""
+dropped, word parts reduced by a light English stemmer (`parsed`, `parser`, `parsing` ->
+`pars`). Documents carry BM25 term weights (saturated, length-normalised term frequency),
+queries carry 1 per distinct term, and Qdrant's IDF modifier supplies the IDF: the dot
+product the engine computes is then Okapi BM25 (measured in docs/evaluation.md)."""
 
 from __future__ import annotations
 
-import math
 import re
 import zlib
 from collections import Counter
+from functools import lru_cache
 
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:-[A-Za-z][A-Za-z0-9_]*)*|[0-9]+[A-Za-z_][A-Za-z0-9_]*")
 _CAMEL = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|[0-9]+")
@@ -28,6 +30,61 @@ override final abstract virtual go chan select defer map range func get set
 
 _MAX_TOKEN_LEN = 64
 
+# BM25 parameters, tuned on the dev golden sets (docs/evaluation.md). b = 1 normalises term
+# frequency fully by chunk length; a high k1 keeps repeated terms informative. AVG_LEN is a
+# fixed average chunk length in tokens (the real one, 30-75 across projects, is unknown
+# when a single file is indexed, and a constant keeps a chunk's vector independent of its
+# neighbours).
+K1 = 5.0
+B = 1.0
+AVG_LEN = 40.0
+
+# (suffix, replacement, shortest stem left): first match wins, so longer suffixes come first.
+_SUFFIXES = (
+    ("sses", "ss", 4),
+    ("ies", "i", 3),
+    ("ness", "", 4),
+    ("ments", "", 4),
+    ("ment", "", 4),
+    ("ations", "ate", 3),
+    ("ation", "ate", 3),
+    ("ings", "", 3),
+    ("ing", "", 3),
+    ("ers", "", 3),
+    ("ed", "", 3),
+    ("er", "", 3),
+    ("ors", "", 3),
+    ("or", "", 4),
+    ("ly", "", 4),
+    ("es", "", 3),
+    ("s", "", 3),
+)
+
+
+@lru_cache(maxsize=100_000)
+def stem(token: str) -> str:
+    """Light suffix stripping for lowercase ASCII words, so a query's English
+    (`validators are run`) meets the code's identifiers (`run_validators`). Tokens with
+    digits, underscores or non-ASCII letters are left alone."""
+    t = token
+    if len(t) <= 3 or not t.isalpha() or not t.isascii():
+        return t
+    stripped = False
+    for suffix, repl, keep in _SUFFIXES:
+        if t.endswith(suffix) and len(t) - len(suffix) >= keep:
+            if suffix == "s" and t.endswith(("ss", "us", "is")):
+                return t
+            t = t[: len(t) - len(suffix)] + repl
+            stripped = True
+            break
+    if t.endswith("e") and len(t) > 4:
+        t = t[:-1]
+    if t.endswith("y") and len(t) > 3:
+        t = t[:-1] + "i"
+    if stripped and len(t) >= 4 and t[-1] == t[-2] and t[-1] not in "aeioulsz":
+        t = t[:-1]  # running -> runn -> run
+    return t
+
 
 def split_identifier(ident: str) -> list[str]:
     """`parseHTTPResponse_v2` -> ['parsehttpresponse_v2', 'parse', 'http', 'response', 'v2']."""
@@ -45,7 +102,7 @@ def tokenize(text: str) -> list[str]:
     for m in _IDENT.finditer(text):
         for t in split_identifier(m.group(0)):
             if 2 <= len(t) <= _MAX_TOKEN_LEN and t not in STOPWORDS and not t.isdigit():
-                tokens.append(t)
+                tokens.append(stem(t))
     return tokens
 
 
@@ -55,12 +112,14 @@ def token_id(token: str) -> int:
 
 
 def sparse_vector(text: str) -> tuple[list[int], list[float]]:
-    """Term-frequency sparse vector, with sub-linear TF so a repeated token can't dominate."""
+    """BM25 document weights tf*(k1+1) / (tf + k1*(1 - b + b*len/AVG_LEN)): repeated terms
+    saturate, and a long chunk does not win just by containing more words."""
     counts = Counter(token_id(t) for t in tokenize(text))
     if not counts:
         return [], []
+    norm = K1 * (1.0 - B + B * sum(counts.values()) / AVG_LEN)
     idx = sorted(counts)
-    return idx, [1.0 + math.log(counts[i]) for i in idx]
+    return idx, [counts[i] * (K1 + 1.0) / (counts[i] + norm) for i in idx]
 
 
 def query_vector(text: str) -> tuple[list[int], list[float]]:

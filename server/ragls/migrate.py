@@ -7,7 +7,6 @@ manifest says every file is indexed, and reconciliation finds every point in pla
 from __future__ import annotations
 
 import argparse
-import hashlib
 import json
 import sqlite3
 import sys
@@ -23,7 +22,7 @@ from pydantic.alias_generators import to_camel
 from qdrant_client import QdrantClient
 
 from ragls.config import Settings, SettingsError, load_settings
-from ragls.store import StoreError, index_dir
+from ragls.store import StoreError, index_dir, manifest_path
 from ragls.store.base import DENSE, LEXICAL, PointData
 from ragls.store.edge import EdgeStore
 from ragls.store.remote import RemoteStore
@@ -47,10 +46,8 @@ class MigrateReport:
 
 
 def remote_manifest_path(root: Path, settings: Settings, model_id: str, dimension: int) -> Path:
-    """Where the indexer keeps the manifest of a server index: one per server URL, beside the
-    embedded index's own (mirrors `ragls.store.open_index`; a test checks they agree)."""
-    key = hashlib.sha1((settings.qdrant.url or "").encode()).hexdigest()[:10]
-    return index_dir(root, settings, model_id, dimension) / f"remote-{key}" / MANIFEST
+    """Where the indexer keeps the manifest of a server index (see `ragls.store.manifest_path`)."""
+    return manifest_path(root, settings, model_id, dimension)
 
 
 def with_url(settings: Settings, url: str | None) -> Settings:

@@ -18,6 +18,7 @@ from pygls.protocol import LanguageServerProtocol
 
 from ragls import __version__
 from ragls.config import Settings, SettingsError, load_settings
+from ragls.embedding import EmbeddingError
 from ragls.indexer import Indexer, Snapshot
 from ragls.protocol import (
     CacheInfo,
@@ -147,12 +148,12 @@ class RaglsServer(LanguageServer):
             self._status_task = loop.create_task(self._report_status())
         self.started.set()
 
-    def stop_indexing(self) -> None:
+    def stop_indexing(self, timeout: float = 1.5) -> None:
         if self.watcher is not None:
             self.watcher.stop()
             self.watcher = None
         if self.indexer is not None:
-            self.indexer.stop()
+            self.indexer.stop(timeout)
             self.indexer = None
 
     async def pull_configuration(self) -> dict[str, Any]:
@@ -437,7 +438,9 @@ def on_close(ls: RaglsServer, params: types.DidCloseTextDocumentParams) -> None:
 
 @server.feature(types.SHUTDOWN)
 async def on_shutdown(ls: RaglsServer, _params: None) -> None:
-    await asyncio.to_thread(ls.stop_indexing)
+    # Editors give a server about 2 s to exit. An embedding batch can outlast that, so wait
+    # briefly for a clean stop; otherwise the next start recovers as after a crash.
+    await asyncio.to_thread(ls.stop_indexing, 0.5)
 
 
 @server.feature("rag/indexStatus")
@@ -490,6 +493,7 @@ async def rag_retrieve(ls: RaglsServer, params: Any) -> dict[str, Any]:
     allowed = None
     if spec is not None:
         allowed = [path for path in idx.indexed_paths() if spec.match_file(path)]
+    degraded: str | None = None
     try:
         res = await asyncio.to_thread(
             retrieve,
@@ -502,12 +506,32 @@ async def rag_retrieve(ls: RaglsServer, params: Any) -> dict[str, Any]:
             allowed,
             p.languages,
         )
+    except EmbeddingError as exc:
+        # The embedding provider is down: lexical search still answers, and says so.
+        log.warning("query embedding failed, answering from lexical search only: %s", exc)
+        try:
+            res = await asyncio.to_thread(
+                retrieve,
+                idx.store,
+                idx.embedder,
+                ls.settings.retrieval.model_copy(update={"mode": "lexical"}),
+                p.query,
+                p.top_k,
+                p.max_chars,
+                allowed,
+                p.languages,
+            )
+            degraded = f"dense search unavailable ({exc}); results are lexical only"
+        except Exception as exc2:
+            empty.error = f"retrieval failed: {exc2}"
+            return empty.model_dump(by_alias=True)
     except Exception as exc:  # the store can fail (remote down); chat must keep working
         log.error("retrieve failed: %s", exc)
         empty.error = f"retrieval failed: {exc}"
         return empty.model_dump(by_alias=True)
     root = ls.root or Path("/")
     out = RetrieveResultOut(
+        error=degraded,
         context=res.context,
         took_ms=round(res.took_ms, 2),
         chunks=[

@@ -58,7 +58,7 @@ class Watcher:
     def stop(self) -> None:
         self._stop.set()
         if self._thread is not None:
-            self._thread.join(1.0)
+            self._thread.join(0.5)
 
     def _run(self) -> None:
         force_polling = False

@@ -17,6 +17,7 @@ __all__ = [
     "StoreLocked",
     "StoredHit",
     "index_dir",
+    "manifest_path",
     "open_index",
     "open_store",
     "workspace_id",
@@ -36,6 +37,15 @@ def index_dir(root: Path, settings: Settings, model_id: str, dimension: int) -> 
     return base / workspace_id(root) / f"{model_slug}-{dimension}"
 
 
+def manifest_path(root: Path, settings: Settings, model_id: str, dimension: int) -> Path:
+    """The primary manifest: beside the embedded shard, or one per server URL for a remote
+    store (so switching backends never mixes their bookkeeping)."""
+    base = index_dir(root, settings, model_id, dimension)
+    if settings.qdrant.url:
+        return base / f"remote-{hashlib.sha1(settings.qdrant.url.encode()).hexdigest()[:10]}" / "manifest.sqlite"
+    return base / "manifest.sqlite"
+
+
 def open_store(root: Path, settings: Settings, model_id: str, dimension: int) -> Store:
     return open_index(root, settings, model_id, dimension)[0]
 
@@ -53,8 +63,11 @@ def open_index(root: Path, settings: Settings, model_id: str, dimension: int) ->
     if settings.qdrant.url:
         from ragls.store.remote import RemoteStore
 
-        url_key = hashlib.sha1(settings.qdrant.url.encode()).hexdigest()[:10]
-        return RemoteStore(root, settings, model_id, dimension), base / f"remote-{url_key}" / "manifest.sqlite", None
+        return (
+            RemoteStore(root, settings, model_id, dimension),
+            manifest_path(root, settings, model_id, dimension),
+            None,
+        )
     from ragls.store.edge import EdgeStore
 
     for slot in range(_MAX_SLOTS):

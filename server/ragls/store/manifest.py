@@ -14,6 +14,7 @@ from pathlib import Path
 LEXICAL = "lexical"  # chunks stored, dense vectors still missing
 DENSE = "dense"  # fully indexed
 FAILED = "failed"
+DELETING = "deleting"  # chunks being deleted; the next start finishes the job
 
 
 @dataclass
