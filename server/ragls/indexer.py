@@ -28,7 +28,7 @@ from ragls.embedding import Embedder, EmbeddingError, make_embedder
 from ragls.embedding.cache import EmbeddingCache
 from ragls.languages import language_of
 from ragls.secrets import is_secret_file, redact
-from ragls.store import PointData, Store, StoreError, StoreLocked, open_index
+from ragls.store import PointData, Store, StoreError, open_index
 from ragls.store.manifest import DELETING, DENSE, LEXICAL, FileRecord, Manifest
 from ragls.workspace import IgnoreRules, ReadResult, classify, decode_source, discover, read_source
 
@@ -117,6 +117,7 @@ class Indexer:
         self.skipped_paths: dict[str, str] = {}  # file -> why it is not indexed
         self.pending: set[str] = set()  # discovered, not yet processed
         self.missing_dense: dict[str, list[str]] = {}
+        self.dense_failed: dict[str, list[str]] = {}  # gave up this pass; retried on the next scan
         self.open_docs: dict[str, str] = {}
         self.errors: deque[ErrorEntry] = deque(maxlen=_MAX_ERRORS)
         self.phase = "starting"
@@ -186,7 +187,9 @@ class Indexer:
             chunks = sum(len(r.chunk_ids) for r in self.records.values())
             failed = len(self.failed)
             skipped = Counter(self.skipped_paths.values()) + self.skipped_other
-            total = lexical_done + failed + len(self.pending - self.records.keys() - self.failed.keys())
+            total = len(self.records.keys() | self.failed.keys() | self.pending)
+            # A file whose embedding failed stays searchable lexically but counts as failed.
+            dense_done = sum(1 for p, r in self.records.items() if r.status == DENSE and p not in self.failed)
             if self.fatal:
                 state, phase = "error", "error"
             elif (
@@ -219,14 +222,28 @@ class Indexer:
 
     # -- worker ------------------------------------------------------------------------------
     def _run(self) -> None:
-        try:
-            self._open()
-        except Exception as exc:  # any failure to open must become a visible status, not a crash
-            self.fatal = str(exc) if isinstance(exc, (StoreError, StoreLocked)) else f"cannot start indexer: {exc}"
-            log.error("%s", self.fatal)
-            self.ready.set()
-            self._on_change()
-            return
+        delay = 1.0
+        while True:
+            try:
+                self._open()
+                break
+            except (StoreError, EmbeddingError) as exc:
+                # An unreachable server or provider may come back: say so in the status and retry.
+                self._close()
+                self.fatal = f"{exc} (retrying in {delay:.0f}s)"
+                log.error("%s", self.fatal)
+                self.ready.set()
+                self._on_change()
+                if self._stop.wait(delay):
+                    return
+                delay = min(delay * 2, 60.0)
+            except Exception as exc:  # any other failure to open must become a visible status, not a crash
+                self.fatal = f"cannot start indexer: {exc}"
+                log.error("%s", self.fatal)
+                self.ready.set()
+                self._on_change()
+                return
+        self.fatal = None
         self.ready.set()
         while not self._stop.is_set():
             jobs = self._drain(block=not self.missing_dense and not self.pending)
@@ -349,6 +366,10 @@ class Indexer:
             self.skipped_paths = dict(found.skipped_files)
             self.skipped_other = found.skipped - Counter(found.skipped_files.values())
             self.failed.clear()
+            # Files whose embedding gave up last time get another try.
+            for p, ids in self.dense_failed.items():
+                self.missing_dense.setdefault(p, []).extend(i for i in ids if i not in self.missing_dense[p])
+            self.dense_failed.clear()
         removed = [p for p in self.records if p not in current]
         self._remove(removed)
         todo: list[str] = []
@@ -434,6 +455,7 @@ class Indexer:
             for p in paths:
                 self.records.pop(p, None)
                 self.missing_dense.pop(p, None)
+                self.dense_failed.pop(p, None)
 
     def _skip(self, rel: str, reason: str) -> None:
         with self._lock:
@@ -531,7 +553,8 @@ class Indexer:
                 if vec is None:
                     no_dense.append(i)
                 new_points.append(PointData(i, lexical.sparse_vector(_lexical_text(c)), _payload(c, res.digest), vec))
-            still_missing = [i for i in self.missing_dense.get(rel, []) if i in set(ids) and i in old_ids]
+            unembedded = self.missing_dense.get(rel, []) + self.dense_failed.get(rel, [])
+            still_missing = [i for i in unembedded if i in set(ids) and i in old_ids]
             rec = FileRecord(rel, res.digest, size, mtime, language, LEXICAL, ids, [i for i, _ in fresh])
             plans.append((rec, sorted(old_ids - set(ids)), no_dense + still_missing))
         if plans:
@@ -549,6 +572,7 @@ class Indexer:
                     self.records[rec.path] = rec
                     self.pending.discard(rec.path)
                     self.failed.pop(rec.path, None)
+                    self.dense_failed.pop(rec.path, None)
                     self.skipped_paths.pop(rec.path, None)
                     if missing:
                         self.missing_dense[rec.path] = missing
@@ -644,11 +668,13 @@ class Indexer:
         for p in paths:
             self._error(p, f"embedding failed (retry in {delay:.0f}s): {exc}")
         if self._dense_failures >= 4:
-            # Give up on these files for this pass: counted as failed, retried on the next scan.
-            self._remove([p for p in paths if p in self.records])
+            # Give up on these files for this pass: counted as failed (their lexical chunks stay
+            # searchable), retried on the next scan.
             with self._lock:
                 for p in paths:
                     self.failed[p] = f"embedding failed: {exc}"
+                    if p in self.missing_dense:
+                        self.dense_failed[p] = self.missing_dense.pop(p)
             self._dense_failures = 0
 
 

@@ -48,8 +48,9 @@ def test_kill9_loop_keeps_index_consistent(tmp_path: Path, rcache: Path) -> None
         _, err = proc.communicate(timeout=30)
         embedded += sum(int(n) for n in re.findall(r"embedded (\d+) chunks", err))
         code, report, stderr = run_cli(["check", str(ws)], rcache)
-        problems = {k: report[k] for k in ("orphan_chunks", "missing_chunks", "deleted_files_with_chunks",
-                                           "duplicate_chunks")}
+        problems = {
+            k: report[k] for k in ("orphan_chunks", "missing_chunks", "deleted_files_with_chunks", "duplicate_chunks")
+        }
         assert code == 0 and report["consistent"], (step, problems, stderr[-2000:])
         survived += 1
     code, status, _ = run_cli(["-v", "index", str(ws), "-q"], rcache)
