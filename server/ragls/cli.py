@@ -216,6 +216,8 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="ragls", description="Code-retrieval language server.")
     parser.add_argument("--version", action="version", version=f"ragls {__version__}")
     parser.add_argument("-v", "--verbose", action="store_true", help="debug logging on stderr")
+    # LSP clients such as vscode-languageclient append --stdio; stdio is the only transport.
+    parser.add_argument("--stdio", action="store_true", help=argparse.SUPPRESS)
     sub = parser.add_subparsers(dest="cmd")
     p = sub.add_parser("index", help="index a folder and print its status")
     p.add_argument("path")

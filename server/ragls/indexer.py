@@ -680,7 +680,9 @@ class Indexer:
 
 def _lexical_text(c: Chunk) -> str:
     # Path and symbol words count as terms too: a query naming a module or class should hit.
-    return f"{c.path}\n{c.symbol or ''}\n{c.text}"
+    # The symbol appears twice, a poor man's field weight (measured in docs/evaluation.md).
+    sym = c.symbol or ""
+    return f"{c.path}\n{sym}\n{sym}\n{c.text}"
 
 
 def _payload(c: Chunk, file_hash: str) -> dict[str, object]:

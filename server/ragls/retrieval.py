@@ -1,21 +1,39 @@
-"""Retrieval: query -> hybrid search in Qdrant -> symbol boost -> per-file cap -> merge
-overlaps -> budgeted context."""
+"""Retrieval: query -> hybrid search in Qdrant (dense + BM25 sparse, fused by weighted RRF in
+the engine) -> exact-definition boost -> test-file demotion -> per-file cap and overlap
+merging -> budgeted context. Every step after the engine is a few list operations over at
+most `limit` hits, so a query costs one embedding plus one Qdrant query. Each choice is
+measured in docs/evaluation.md."""
 
 from __future__ import annotations
 
 import re
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import pathspec
 
 from ragls import lexical
+from ragls.chunking.model import split_humps
 from ragls.config import RetrievalSettings
 from ragls.context import ContextChunk, format_context
 from ragls.embedding import Embedder
 from ragls.store import SearchRequest, Store, StoredHit
 
-_DOTTED = re.compile(r"[A-Za-z_][\w]*(?:(?:\.|::)[A-Za-z_][\w]*)+")
+_DOTTED = re.compile(r"[A-Za-z_$][\w$]*(?:(?:\.|::|#)[A-Za-z_$][\w$]*)+")
+_CALL = re.compile(r"([A-Za-z_$][\w$]*)\s*\(\)")
+_QUOTED = re.compile(r"`([^`\s]+)`")
+# Tests, specs and fixtures: a question about behaviour wants the implementation, and tests
+# restate the same names; a query that asks about tests keeps them at full rank.
+_TEST_PATH = re.compile(
+    r"(^|/)(tests?|__tests__|__mocks__|specs?|testing|testdata|fixtures?)/"
+    r"|(^|/)test_[^/]*\.py$|_tests?\.(py|go|rs|rb|exs?)$|\.(test|spec)\.[cm]?[jt]sx?$"
+    r"|(^|/)[^/]*(Test|Tests|Spec)\.(java|kt|cs|scala|swift|php)$|(^|/)conftest\.py$",
+)
+_TEST_QUERY = re.compile(
+    r"\b(tests?|testing|tested|unit ?tests?|spec|specs|mocks?|mocked|fixtures?|pytest|unittest|jest|mocha|"
+    r"assert\w*|expect|benchmarks?)\b",
+    re.IGNORECASE,
+)
 
 
 class QueryError(ValueError):
@@ -42,6 +60,23 @@ class RetrieveResult:
     error: str | None = None
 
 
+@dataclass(frozen=True)
+class Tuning:
+    """Retrieval constants that are not user settings: the values measured best on the dev
+    golden sets (docs/evaluation.md). `ragls eval` varies them for the ablation table."""
+
+    rrf_k: int = 60  # RRF rank offset: weight / (k + rank)
+    symbol_weight: float = 2.0  # RRF weight of the exact-definition prefetch
+    symbol_first: bool = True  # an exactly named definition is moved to the top
+    test_penalty: float = 0.5  # fused score factor for test files (1.0 = off)
+    merge: bool = True  # merge overlapping/adjacent chunks of one file into one hit
+    split_query_humps: bool = True  # `parseHeader` -> `parse Header` before embedding
+    limit_factor: int = 4  # fused hits fetched per requested hit (room for caps and demotion)
+
+
+DEFAULT_TUNING = Tuning()
+
+
 def compile_globs(globs: list[str]) -> pathspec.PathSpec:
     for g in globs:
         if g.startswith("/") or re.match(r"^[A-Za-z]:[\\/]", g) or ".." in g.replace("\\", "/").split("/"):
@@ -52,15 +87,34 @@ def compile_globs(globs: list[str]) -> pathspec.PathSpec:
         raise QueryError(f"paths: invalid glob: {exc}") from exc
 
 
+def _code_shaped(ident: str) -> bool:
+    """snake_case, camelCase, SCREAMING_CASE with an underscore, or dunder: not an English word."""
+    core = ident.strip("_$")
+    return bool(core) and ("_" in core or re.search(r"[a-z][A-Z]|[A-Z]{2,}[a-z]{2}", core) is not None or ident != core)
+
+
 def query_symbols(query: str) -> list[str]:
-    """Identifiers the query names, lowercased, dotted forms included (`Invoice.total`)."""
-    names = {m.group(0).replace("::", ".").lower() for m in _DOTTED.finditer(query)}
+    """Definition names the query spells out, lowercased: qualified names (`Invoice.total`,
+    `pkg::Type`), code-shaped identifiers (`compute_total`, `parseHTTPResponse`), and any
+    word written as code (`` `render` ``, `render()`). Plain words, even ones that happen
+    to name a function (`define`, `Session`), are left to ranking: in a sentence they are
+    far more often English than a reference."""
+    names: set[str] = set()
+    for m in _DOTTED.finditer(query):
+        dotted = re.sub(r"::|#", ".", m.group(0)).strip(".")
+        names.add(dotted.lower())
+    for m in _QUOTED.finditer(query):
+        names.add(re.sub(r"::|#|\(\)$", ".", m.group(1)).strip(".").lower())
+    for m in _CALL.finditer(query):
+        names.add(m.group(1).lower())
     for ident in lexical.identifiers(query):
-        # Plain English words are not symbol names; identifiers have a shape.
-        if "_" in ident or re.search(r"[a-z][A-Z]|^[A-Z][a-z]+[A-Z]", ident) or ident in names:
+        if _code_shaped(ident):
             names.add(ident.lower())
-    names |= {n.split(".")[-1] for n in list(names) if "." in n}
     return sorted(n for n in names if len(n) >= 3)
+
+
+def is_test_path(path: str) -> bool:
+    return _TEST_PATH.search(path) is not None
 
 
 def _to_hit(h: StoredHit) -> Hit:
@@ -98,23 +152,55 @@ def _merge(a: Hit, b: Hit) -> Hit:
     )
 
 
-def dedupe(hits: list[Hit], max_per_file: int) -> list[Hit]:
+def dedupe(hits: list[Hit], max_per_file: int, merge: bool = True) -> list[Hit]:
+    """At most `max_per_file` hits per file; with `merge`, a hit overlapping or adjacent to a
+    better one of the same file is folded into it (one block of context, not two)."""
     out: list[Hit] = []
     per_file: dict[str, int] = {}
     for h in hits:
-        merged = False
-        for k, o in enumerate(out):
-            if o.path == h.path and h.start_line <= o.end_line + 1 and o.start_line <= h.end_line + 1:
-                out[k] = _merge(o, h)
-                merged = True
-                break
-        if merged:
+        if merge:
+            k = next(
+                (
+                    k
+                    for k, o in enumerate(out)
+                    if o.path == h.path and h.start_line <= o.end_line + 1 and o.start_line <= h.end_line + 1
+                ),
+                None,
+            )
+            if k is not None:
+                out[k] = _merge(out[k], h)
+                continue
+        elif any(o.path == h.path and o.start_line == h.start_line and o.end_line == h.end_line for o in out):
             continue
         if per_file.get(h.path, 0) >= max_per_file:
             continue
         per_file[h.path] = per_file.get(h.path, 0) + 1
         out.append(h)
     return out
+
+
+def demote_tests(query: str, hits: list[Hit], factor: float) -> list[Hit]:
+    """Scale the fused score of hits in test files by `factor`, unless the query is about
+    tests. Stable: equal scores keep the engine's order."""
+    if factor >= 1.0 or _TEST_QUERY.search(query):
+        return hits
+    scored = [(h.score * factor if is_test_path(h.path) else h.score, i, h) for i, h in enumerate(hits)]
+    scored.sort(key=lambda t: (-t[0], t[1]))
+    return [replace(h, score=s) for s, _, h in scored]
+
+
+def symbol_first(hits: list[Hit], symbols: list[str]) -> list[Hit]:
+    """Definitions whose qualified name, or its last component, equals a name the query spells
+    out move to the top (stable)."""
+    wanted = set(symbols)
+
+    def named(h: Hit) -> bool:
+        if not h.symbol:
+            return False
+        parts = re.sub(r"::|#", ".", h.symbol).lower().split(".")
+        return any(".".join(parts[i:]) in wanted for i in range(len(parts)))
+
+    return sorted(hits, key=lambda h: not named(h))
 
 
 def lexical_rerank(query: str, hits: list[Hit]) -> list[Hit]:
@@ -141,31 +227,34 @@ def retrieve(
     allowed_paths: list[str] | None,
     languages: list[str] | None,
     dense_available: bool = True,
+    tuning: Tuning = DEFAULT_TUNING,
 ) -> RetrieveResult:
     t0 = time.perf_counter()
     use_dense = embedder is not None and dense_available and settings.mode != "lexical"
-    dense = embedder.embed_query(query) if use_dense and embedder is not None else None
+    dense = None
+    if use_dense and embedder is not None:
+        dense = embedder.embed_query(split_humps(query) if tuning.split_query_humps else query)
     sparse = lexical.query_vector(query) if settings.mode != "dense" else ([], [])
     symbols = query_symbols(query) if settings.symbol_boost else []
     req = SearchRequest(
         dense=dense,
         sparse=sparse,
-        limit=max(top_k * 4, 20),
+        limit=max(top_k * tuning.limit_factor, 20),
         candidates=max(settings.candidates, top_k * 4),
         paths=allowed_paths,
         languages=languages,
         symbol_names=symbols,
         fusion=settings.fusion,
-        weights=(settings.dense_weight, settings.lexical_weight, 2.0),
+        weights=(settings.dense_weight, settings.lexical_weight, tuning.symbol_weight),
+        rrf_k=tuning.rrf_k,
     )
     hits = [_to_hit(h) for h in store.search(req)]
-    if symbols:
-        # A query that names an existing definition gets that definition first.
-        wanted = set(symbols)
-        hits.sort(key=lambda h: not (h.symbol and ({h.symbol.lower(), h.symbol.lower().split(".")[-1]} & wanted)))
+    hits = demote_tests(query, hits, tuning.test_penalty)
+    if symbols and tuning.symbol_first:
+        hits = symbol_first(hits, symbols)
     if settings.rerank == "lexical":
         hits = lexical_rerank(query, hits)
-    hits = dedupe(hits, settings.max_per_file)[:top_k]
+    hits = dedupe(hits, settings.max_per_file, tuning.merge)[:top_k]
     context = format_context(
         [ContextChunk(h.path, h.start_line, h.end_line, h.symbol, h.content) for h in hits], max_chars
     )

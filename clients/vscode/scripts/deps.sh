@@ -66,4 +66,6 @@ if [ ! -f "$CS_MARK" ]; then
   test -f "$CS_ENTRY"
   date -u +%FT%TZ > "$CS_MARK"
 fi
-log "code-server: $(PATH="$NODE24_HOME/bin:$PATH" "$NODE24_HOME/bin/node" "$CS_ENTRY" --version 2>/dev/null | head -1)"
+# XDG_CONFIG_HOME: code-server writes a default config.yaml on any start; keep it in the cache.
+log "code-server: $(XDG_CONFIG_HOME="$CACHE_DIR/xdg-config" PATH="$NODE24_HOME/bin:$PATH" \
+  "$NODE24_HOME/bin/node" "$CS_ENTRY" --version 2>/dev/null | grep -v 'info' | head -1)"

@@ -5,7 +5,7 @@
 import * as vscode from 'vscode';
 import { prependContext, retrieveParams, searchResultLines } from './lib/format';
 import type { Chunk, RetrieveResult } from './lib/protocol';
-import { chunkLocation, retrievalSettings } from './commands';
+import { chunkLocation } from './commands';
 import type { RaglsServer } from './server';
 
 export const PARTICIPANT_ID = 'ragls.rag';
@@ -55,7 +55,7 @@ export function registerChat(context: vscode.ExtensionContext, server: RaglsServ
     let failure: string | undefined;
     stream.progress('Retrieving workspace context with ragls...');
     try {
-      result = await server.retrieve(retrieveParams(prompt, retrievalSettings()), token);
+      result = await server.retrieve(retrieveParams(prompt, server.retrievalSettings()), token);
       if (result.error) failure = result.error;
     } catch (e) {
       failure = errorMessage(e);

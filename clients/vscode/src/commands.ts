@@ -9,11 +9,6 @@ function errorMessage(e: unknown): string {
   return e instanceof Error ? e.message : String(e);
 }
 
-export function retrievalSettings(): { topK?: number | null; maxChars?: number | null } {
-  const cfg = vscode.workspace.getConfiguration('ragls');
-  return { topK: cfg.get<number | null>('retrieval.topK'), maxChars: cfg.get<number | null>('retrieval.maxChars') };
-}
-
 export function chunkLocation(chunk: Chunk): vscode.Location {
   const { start, end } = chunk.range;
   return new vscode.Location(
@@ -53,7 +48,7 @@ export function registerCommands(context: vscode.ExtensionContext, server: Ragls
     try {
       const res = await vscode.window.withProgress(
         { location: vscode.ProgressLocation.Window, title: 'ragls: searching' },
-        () => server.retrieve(retrieveParams(query, retrievalSettings())),
+        () => server.retrieve(retrieveParams(query, server.retrievalSettings())),
       );
       if (res.error) void vscode.window.showWarningMessage(`ragls: ${res.error}`);
       if (!res.chunks.length) {
@@ -77,7 +72,7 @@ export function registerCommands(context: vscode.ExtensionContext, server: Ragls
     const query = typeof arg === 'string' ? arg : await askQuery('RAG: Copy Context for Query');
     if (!query) return;
     try {
-      const res = await server.retrieve(retrieveParams(query, retrievalSettings()));
+      const res = await server.retrieve(retrieveParams(query, server.retrievalSettings()));
       if (res.error) {
         void vscode.window.showWarningMessage(`ragls: ${res.error}`);
         return;

@@ -18,7 +18,8 @@ export interface RaglsApi {
 export async function activate(context: vscode.ExtensionContext): Promise<RaglsApi> {
   const log = vscode.window.createOutputChannel('ragls', { log: true });
   context.subscriptions.push(log);
-  const s = new RaglsServer(log);
+  const properties = (context.extension.packageJSON?.contributes?.configuration?.properties ?? {}) as Record<string, unknown>;
+  const s = new RaglsServer(log, Object.keys(properties));
   server = s;
   context.subscriptions.push(s, new StatusBar(s));
   registerCommands(context, s, log);

@@ -32,7 +32,7 @@ import {
   type WorkDoneProgressValue,
 } from './lib/protocol';
 import { INSTALL_HINT, resolveServerCommand } from './lib/serverPath';
-import { serverSettings } from './lib/settings';
+import { explicitSettings, serverSettings, settingAt } from './lib/settings';
 import { StatusModel } from './lib/status';
 
 const CLIENT_ID = 'ragls';
@@ -108,7 +108,11 @@ export class RaglsServer implements vscode.Disposable {
   private resolveRunning: (() => void) | undefined;
   private notFoundShown = false;
 
-  constructor(private readonly log: vscode.LogOutputChannel) {
+  constructor(
+    private readonly log: vscode.LogOutputChannel,
+    /** Every `ragls.*` key the extension contributes (from its package.json). */
+    private readonly settingKeys: readonly string[],
+  ) {
     this.disposables.push(
       vscode.workspace.onDidChangeConfiguration((e) => this.onConfigChanged(e)),
       vscode.workspace.onDidChangeWorkspaceFolders(() => void this.restart()),
@@ -160,10 +164,16 @@ export class RaglsServer implements vscode.Disposable {
     }
   }
 
+  /** What the server gets: the explicitly set `ragls.*` settings minus client-only keys. */
   settingsForServer(): Record<string, unknown> {
-    const section = vscode.workspace.getConfiguration('ragls');
-    // JSON round trip: a WorkspaceConfiguration carries methods (get, has, ...).
-    return serverSettings(JSON.parse(JSON.stringify(section)) as Record<string, unknown>);
+    const cfg = vscode.workspace.getConfiguration('ragls');
+    return serverSettings(explicitSettings(this.settingKeys, (key) => cfg.inspect(key)));
+  }
+
+  /** `retrieval.topK` / `retrieval.maxChars` if set, so commands and chat match the server. */
+  retrievalSettings(): { topK?: number | null; maxChars?: number | null } {
+    const s = this.settingsForServer();
+    return { topK: settingAt(s, 'retrieval.topK') as number | undefined, maxChars: settingAt(s, 'retrieval.maxChars') as number | undefined };
   }
 
   async start(): Promise<void> {
@@ -213,8 +223,8 @@ export class RaglsServer implements vscode.Disposable {
       options: { cwd: folders[0], env: { ...process.env, ...extraEnv } },
     };
     const clientOptions: LanguageClientOptions = {
-      // ragls reads files from disk itself; it needs no document sync.
-      documentSelector: [],
+      // ragls indexes files from disk and re-indexes open, unsaved buffers from these.
+      documentSelector: [{ scheme: 'file' }],
       outputChannel: this.log,
       initializationOptions: () => this.settingsForServer(),
       middleware: {
@@ -226,11 +236,7 @@ export class RaglsServer implements vscode.Disposable {
               const section = item.section;
               if (section === 'ragls') return this.settingsForServer();
               if (section && section.startsWith('ragls.')) {
-                let value: unknown = this.settingsForServer();
-                for (const part of section.slice('ragls.'.length).split('.')) {
-                  value = value && typeof value === 'object' ? (value as Record<string, unknown>)[part] : undefined;
-                }
-                return value ?? null;
+                return settingAt(this.settingsForServer(), section.slice('ragls.'.length)) ?? null;
               }
               return defaults[i];
             });
@@ -341,7 +347,10 @@ export class RaglsServer implements vscode.Disposable {
 
   async retrieve(params: RetrieveParams, token?: vscode.CancellationToken): Promise<RetrieveResult> {
     const client = await this.whenRunning();
-    return client.sendRequest<RetrieveResult>(Methods.retrieve, params, token);
+    // Never pass an undefined token: the client would send the params positionally, as [params, null].
+    return token
+      ? client.sendRequest<RetrieveResult>(Methods.retrieve, params, token)
+      : client.sendRequest<RetrieveResult>(Methods.retrieve, params);
   }
 
   async reindex(full: boolean): Promise<ReindexResult> {

@@ -5,7 +5,7 @@ from __future__ import annotations
 import sys
 import time
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -15,21 +15,27 @@ from ragls.evaluation.bm25 import BM25Index, Document, simple_tokenize, windows
 from ragls.evaluation.golden import GoldenSet, load_golden
 from ragls.evaluation.metrics import QueryMetrics, aggregate, evaluate_query
 from ragls.indexer import Indexer
-from ragls.retrieval import retrieve
+from ragls.retrieval import DEFAULT_TUNING, retrieve
 
 TOP_K = 10
 
-# Each variant changes one retrieval choice from the default, for the ablation table.
-VARIANTS: dict[str, dict[str, Any]] = {
+# Each variant changes one retrieval choice from the default, for the ablation table:
+# "settings" are RetrievalSettings fields, "tuning" fields of retrieval.Tuning. Choices
+# made at index time (what is embedded, the lexical text, stemming, BM25 weights) need a
+# re-index and are measured separately (docs/evaluation.md).
+VARIANTS: dict[str, dict[str, dict[str, Any]]] = {
     "ragls (hybrid, default)": {},
-    "dense only": {"mode": "dense"},
-    "lexical only (sparse in Qdrant)": {"mode": "lexical"},
-    "hybrid, no symbol boost": {"symbol_boost": False},
-    "hybrid + lexical rerank": {"rerank": "lexical"},
-    "hybrid, DBSF fusion": {"fusion": "dbsf"},
+    "dense only": {"settings": {"mode": "dense"}},
+    "lexical only (BM25 sparse in Qdrant)": {"settings": {"mode": "lexical"}},
+    "fusion: DBSF instead of RRF": {"settings": {"fusion": "dbsf"}},
+    "RRF k=60 (instead of 20)": {"tuning": {"rrf_k": 60}},
+    "RRF k=5": {"tuning": {"rrf_k": 5}},
+    "no exact-symbol boost": {"settings": {"symbol_boost": False}},
+    "no test-file demotion": {"tuning": {"test_penalty": 1.0}},
+    "no overlap merging": {"tuning": {"merge": False}},
+    "query camelCase not split": {"tuning": {"split_query_humps": False}},
+    "+ lexical rerank": {"settings": {"rerank": "lexical"}},
 }
-
-
 @dataclass
 class SetResult:
     name: str
@@ -109,8 +115,12 @@ def run_golden(
         store, emb = idx.store, idx.embedder
         variants = VARIANTS if ablations else {k: v for k, v in VARIANTS.items() if not v}
         for label, change in variants.items():
-            rs = RetrievalSettings.model_validate({**settings.retrieval.model_dump(), **change})
-            rows[label] = _score(lambda q, rs=rs: retrieve(store, emb, rs, q, TOP_K, 0, None, None).hits, gs)  # type: ignore[misc]
+            rs = RetrievalSettings.model_validate({**settings.retrieval.model_dump(), **change.get("settings", {})})
+            tu = replace(DEFAULT_TUNING, **change.get("tuning", {}))
+            rows[label] = _score(
+                lambda q, rs=rs, tu=tu: retrieve(store, emb, rs, q, TOP_K, 0, None, None, tuning=tu).hits,  # type: ignore[misc]
+                gs,
+            )
         if baselines:
             chunks = _chunk_documents(idx)
             wins = _window_documents(root, idx.indexed_paths())

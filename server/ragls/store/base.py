@@ -39,6 +39,7 @@ class SearchRequest:
     symbol_names: list[str] = field(default_factory=list)
     fusion: str = "rrf"
     weights: tuple[float, float, float] = (1.0, 1.0, 2.0)  # dense, lexical, symbol
+    rrf_k: int = 60  # RRF: each list adds weight / (rrf_k + rank)
 
 
 @dataclass

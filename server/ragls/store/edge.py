@@ -103,7 +103,7 @@ class EdgeStore:
             weights.append(req.weights[2])
         if not prefetch:
             return []
-        fusion = qe.Fusion.Dbsf() if req.fusion == "dbsf" else qe.Fusion.Rrf(k=60, weights=weights)
+        fusion = qe.Fusion.Dbsf() if req.fusion == "dbsf" else qe.Fusion.Rrf(k=req.rrf_k, weights=weights)
         points = self._shard.query(
             qe.QueryRequest(limit=req.limit, prefetches=prefetch, query=fusion, with_payload=True, filter=flt)
         )

@@ -1,22 +1,32 @@
 /**
- * Turn the `ragls` settings section into what the server gets, both as
- * initializationOptions and as the answer to `workspace/configuration`.
- * No `vscode` import.
+ * Turn the `ragls` settings into what the server gets, both as initializationOptions and as
+ * the answer to `workspace/configuration`. No `vscode` import.
+ *
+ * Only values the user actually set (user, workspace or folder settings) are sent. The
+ * defaults shown in VS Code are the server's own, and sending them would shadow the
+ * workspace's `.ragls.toml`, which ranks below initializationOptions.
  */
 import { CLIENT_ONLY_KEYS } from './protocol';
 
-type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
+export type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
+
+/** The parts of `WorkspaceConfiguration.inspect()` that say where a value was set. */
+export interface Inspected {
+  globalValue?: unknown;
+  workspaceValue?: unknown;
+  workspaceFolderValue?: unknown;
+}
 
 function isPlainObject(v: unknown): v is Record<string, unknown> {
   return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
 
 /**
- * Deep copy without `null`/`undefined` values and without objects left empty by that:
- * an unset setting means "server default", so it is not sent at all.
+ * Deep copy without `null`/`undefined`/`""` values and without objects left empty by that:
+ * unset means "server default", so it is not sent at all.
  */
 export function pruneUnset(value: unknown): Json | undefined {
-  if (value === null || value === undefined) return undefined;
+  if (value === null || value === undefined || value === '') return undefined;
   if (Array.isArray(value)) {
     return value.map((v) => pruneUnset(v)).filter((v): v is Json => v !== undefined);
   }
@@ -33,7 +43,31 @@ export function pruneUnset(value: unknown): Json | undefined {
   return undefined;
 }
 
-/** The `ragls` section minus client-only keys and unset values. Always an object. */
+/**
+ * Build the nested settings object from the explicitly set values of `keys`
+ * (full keys such as `ragls.retrieval.topK`; the most specific scope wins).
+ */
+export function explicitSettings(keys: readonly string[], inspect: (key: string) => Inspected | undefined): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const full of keys) {
+    if (!full.startsWith('ragls.')) continue;
+    const rel = full.slice('ragls.'.length);
+    const i = inspect(rel);
+    if (!i) continue;
+    const value = i.workspaceFolderValue !== undefined ? i.workspaceFolderValue : i.workspaceValue !== undefined ? i.workspaceValue : i.globalValue;
+    if (value === undefined) continue;
+    const parts = rel.split('.');
+    let node = out;
+    for (const part of parts.slice(0, -1)) {
+      if (!isPlainObject(node[part])) node[part] = {};
+      node = node[part] as Record<string, unknown>;
+    }
+    node[parts[parts.length - 1]] = value;
+  }
+  return out;
+}
+
+/** A settings section minus client-only keys and unset values. Always an object. */
 export function serverSettings(section: Record<string, unknown> | undefined): Record<string, Json> {
   const copy: Record<string, unknown> = {};
   for (const [k, v] of Object.entries(section ?? {})) {
@@ -44,5 +78,11 @@ export function serverSettings(section: Record<string, unknown> | undefined): Re
   return isPlainObject(pruned) ? (pruned as Record<string, Json>) : {};
 }
 
-/** Setting keys (first segment under `ragls.`) whose change needs a server restart. */
-export const RESTART_KEYS = ['server'];
+/** The value at a dotted path of the settings object (`retrieval.topK`). */
+export function settingAt(settings: Record<string, unknown>, dotted: string): unknown {
+  let v: unknown = settings;
+  for (const part of dotted.split('.')) {
+    v = isPlainObject(v) ? v[part] : undefined;
+  }
+  return v;
+}

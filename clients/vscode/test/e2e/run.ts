@@ -145,6 +145,7 @@ class Harness {
     fs.mkdirSync(path.join(this.userData, 'User'), { recursive: true });
     fs.mkdirSync(this.extensions, { recursive: true });
     fs.mkdirSync(ARTIFACTS, { recursive: true });
+    for (const f of fs.readdirSync(ARTIFACTS)) if (f.endsWith('.png')) fs.rmSync(path.join(ARTIFACTS, f));
 
     log('packaging the echo-lm test provider');
     const echoSrc = path.join(PACKAGE_ROOT, 'test', 'echo-lm');
@@ -286,15 +287,19 @@ class Harness {
     const input = page.locator('.quick-input-widget input');
     await input.waitFor({ state: 'visible' });
     await input.fill(`>${title}`);
-    const row = page.locator('.quick-input-list .monaco-list-row', { hasText: title }).first();
-    await row.waitFor({ state: 'visible' });
-    await page.keyboard.press('Enter');
+    // Click the row whose label is exactly the title (Enter could pick a fuzzier match).
+    const row = page.locator('.quick-input-list .monaco-list-row').filter({
+      has: page.locator('.label-name', { hasText: new RegExp(`^${escapeRegExp(title)}$`) }),
+    });
+    await row.first().waitFor({ state: 'visible' });
+    await row.first().click();
   }
 
-  async quickInputType(text: string): Promise<void> {
-    const input = this.page.locator('.quick-input-widget input');
-    await input.waitFor({ state: 'visible' });
-    await input.fill(text);
+  /** Type into the input box whose title is `title` (not the command palette it replaced). */
+  async quickInputType(title: string, text: string): Promise<void> {
+    const widget = this.page.locator('.quick-input-widget', { has: this.page.locator('.quick-input-title', { hasText: title }) });
+    await widget.waitFor({ state: 'visible' });
+    await widget.locator('input').fill(text);
     await this.page.keyboard.press('Enter');
   }
 
@@ -306,6 +311,24 @@ class Harness {
     if (await this.chatInput().isVisible().catch(() => false)) return;
     await this.runCommand('Chat: Open Chat (Ask)');
     await this.chatInput().waitFor({ state: 'visible' });
+  }
+
+  /** Pick the echo model in the chat's model picker (a fresh profile has none selected). */
+  async selectEchoModel(): Promise<boolean> {
+    const page = this.page;
+    const picker = page.locator('.chat-input-picker-item.model-picker-item .model-picker-name').first();
+    await picker.waitFor({ state: 'visible' });
+    if ((await picker.innerText()).trim() === 'Echo') return true;
+    await picker.click();
+    const item = page.locator('.action-widget .monaco-list-row', { hasText: 'Echo' }).first();
+    try {
+      await item.waitFor({ state: 'visible', timeout: 3000 });
+      await item.click();
+    } catch {
+      await page.keyboard.press('Escape');
+      return false;
+    }
+    return (await picker.innerText()).trim() === 'Echo';
   }
 
   async sendChat(text: string): Promise<void> {
@@ -354,6 +377,10 @@ async function step(h: Harness, name: string, fn: () => Promise<void>): Promise<
     }
     return false;
   }
+}
+
+function escapeRegExp(s: string): string {
+  return s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 }
 
 function assert(cond: unknown, msg: string): asserts cond {
@@ -443,6 +470,8 @@ async function main(): Promise<number> {
         for (;;) {
           attempt++;
           const before = h.echoRequests().length;
+          const picked = await h.selectEchoModel();
+          log(`echo model selected in the picker: ${picked}`);
           await h.sendChat(`@rag ${QUERY}`);
           const got = await waitUntil(
             'the echo model to be called',
@@ -465,7 +494,7 @@ async function main(): Promise<number> {
           const prompt = got.last;
           assert(prompt.startsWith('<rag_context>\n'), `prompt does not start with <rag_context>:\n${prompt.slice(0, 300)}`);
           assert(
-            new RegExp(`<code_context file="${EXPECTED_PATH.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')}" lines="\\d+-\\d+" symbol="${EXPECTED_SYMBOL}">`).test(prompt),
+            new RegExp(`<code_context file="${escapeRegExp(EXPECTED_PATH)}" lines="\\d+-\\d+" symbol="${escapeRegExp(EXPECTED_SYMBOL)}">`).test(prompt),
             `no ${EXPECTED_SYMBOL} block in the context:\n${prompt.slice(0, 600)}`,
           );
           assert(prompt.includes('def compute_total'), 'the context holds the function source');
@@ -482,8 +511,28 @@ async function main(): Promise<number> {
           30_000,
         );
         assert(text.includes('<rag_context>'), 'the answer shows the echoed <rag_context>');
+        // For the picture: a wide chat, scrolled to the start of the answer, references open.
+        const maximize = page.locator('.part.auxiliarybar .codicon-auxiliarybar-maximize').first();
+        if (await maximize.isVisible().catch(() => false)) await maximize.click({ timeout: 3000 }).catch(() => undefined);
         await sleep(500);
+        const list = page.locator('.interactive-session .interactive-list, .interactive-list').first();
+        const box = await list.boundingBox().catch(() => null);
+        if (box) {
+          await page.mouse.move(box.x + box.width / 2, box.y + box.height / 2);
+          for (let i = 0; i < 15; i++) {
+            const begin = page.getByText('ECHO-BEGIN').first();
+            const b = await begin.boundingBox().catch(() => null);
+            if (b && b.y > box.y + 60) break;
+            await page.mouse.wheel(0, -250);
+            await sleep(150);
+          }
+        }
+        const steps = page.getByText(/Completed \d+ steps|Used \d+ references?/).last();
+        if (await steps.isVisible().catch(() => false)) await steps.click({ timeout: 3000 }).catch(() => undefined);
+        await sleep(800);
         await h.screenshot('chat');
+        const restore = page.locator('.part.auxiliarybar .codicon-auxiliarybar-restore').first();
+        if (await restore.isVisible().catch(() => false)) await restore.click({ timeout: 3000 }).catch(() => undefined);
       });
 
       await step(h, '@rag /search lists the hits', async () => {
@@ -505,7 +554,7 @@ async function main(): Promise<number> {
 
     if (ready) await step(h, 'RAG: Search Workspace opens the hit', async () => {
       await h.runCommand('RAG: Search Workspace');
-      await h.quickInputType(QUERY);
+      await h.quickInputType('RAG: Search Workspace', QUERY);
       const row = page.locator('.quick-input-list .monaco-list-row', { hasText: EXPECTED_SYMBOL }).first();
       await row.waitFor({ state: 'visible', timeout: 30_000 });
       await h.screenshot('search-workspace');
@@ -517,7 +566,7 @@ async function main(): Promise<number> {
 
     if (ready) await step(h, 'RAG: Copy Context for Query puts <rag_context> on the clipboard', async () => {
       await h.runCommand('RAG: Copy Context for Query');
-      await h.quickInputType(QUERY);
+      await h.quickInputType('RAG: Copy Context for Query', QUERY);
       await page.locator('.notifications-toasts', { hasText: 'Copied <rag_context>' }).first().waitFor({ state: 'visible', timeout: 30_000 });
       const clip = ((await page.evaluate('navigator.clipboard.readText()').catch(() => '')) as string);
       if (clip) {
@@ -534,6 +583,41 @@ async function main(): Promise<number> {
         // a fast restart may be missed between polls; the log tells
       });
       await waitUntil('ready again', async () => (/^ragls ready: RAG: [\d,]+ chunks/.test(await h.statusLabel()) ? true : undefined), READY_TIMEOUT_MS);
+    });
+
+    if (ready) await step(h, '@rag still answers, without context, when the server is missing', async () => {
+      // Through the Settings UI (opened by our own command), as a user would.
+      await h.runCommand('RAG: Open Settings');
+      await page.locator('.settings-editor').first().waitFor({ state: 'visible' });
+      await page.keyboard.press('Control+A');
+      await page.keyboard.type('@ext:ragls.ragls-vscode server path', { delay: 5 });
+      const item = page.locator('.settings-editor .setting-item-contents', { hasText: 'Server: Path' }).first();
+      await item.waitFor({ state: 'visible', timeout: 15_000 });
+      const input = item.locator('input').first();
+      const missing = path.join(h.root, 'no-such-dir', 'ragls');
+      await input.click();
+      await page.keyboard.press('Control+A');
+      await page.keyboard.type(missing, { delay: 2 });
+      await page.keyboard.press('Tab');
+      const settingsFile = path.join(h.userData, 'User', 'settings.json');
+      await waitUntil('the Settings UI to write settings.json', async () => (fs.readFileSync(settingsFile, 'utf8').includes(missing) ? true : undefined), 15_000);
+      await page.keyboard.press('Escape');
+      await waitUntil('the status bar to say the server is missing', async () => ((await h.statusLabel()).startsWith('ragls notFound') ? true : undefined), 30_000);
+      await page.locator('.notifications-toasts', { hasText: 'ragls.server.path' }).first().waitFor({ state: 'visible', timeout: 10_000 });
+      await h.screenshot('server-missing');
+      const before = h.echoRequests().length;
+      await h.selectEchoModel();
+      await h.sendChat('@rag what does this workspace do?');
+      const got = await waitUntil('the echo model to be called', async () => {
+        const reqs = h.echoRequests();
+        return reqs.length > before ? reqs[reqs.length - 1] : undefined;
+      }, 60_000);
+      assert(got.last === 'what does this workspace do?', `prompt should be the bare question, got: ${got.last.slice(0, 200)}`);
+      const text = await waitUntil('the answer', async () => {
+        const t = await h.lastResponseText();
+        return t.includes('ECHO-END') ? t : undefined;
+      }, 30_000);
+      assert(/no workspace context/.test(text), `the answer says context is missing:\n${text.slice(0, 300)}`);
     });
 
     if (results.every((r) => r.ok) && process.env.RAGLS_UPDATE_SCREENSHOT === '1') {

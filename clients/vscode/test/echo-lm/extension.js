@@ -30,7 +30,7 @@ function activate(context) {
     tooltip: 'Answers with its input',
     maxInputTokens: 1000000,
     maxOutputTokens: 1000000,
-    capabilities: { imageInput: false, toolCalling: false },
+    capabilities: { imageInput: false, toolCalling: true },
   };
   const provider = {
     provideLanguageModelChatInformation() {

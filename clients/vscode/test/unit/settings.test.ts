@@ -2,7 +2,10 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { RestartBackoff } from '../../src/lib/backoff';
 import { INSTALL_HINT, expandPath, resolveServerCommand } from '../../src/lib/serverPath';
-import { pruneUnset, serverSettings } from '../../src/lib/settings';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { explicitSettings, pruneUnset, serverSettings, settingAt, type Inspected } from '../../src/lib/settings';
+import { PACKAGE_ROOT } from '../support/env';
 
 test('serverSettings drops client-only keys and unset values', () => {
   const section = {
@@ -27,10 +30,63 @@ test('serverSettings drops client-only keys and unset values', () => {
   assert.deepEqual(serverSettings({ server: { path: '' } }), {});
 });
 
-test('pruneUnset keeps falsy but set values and drops functions', () => {
-  assert.deepEqual(pruneUnset({ a: 0, b: false, c: '', d: [], e: { f: null }, g: () => 1 }), { a: 0, b: false, c: '', d: [] });
+test('pruneUnset drops null, undefined, empty strings and functions, keeps 0/false/[]', () => {
+  assert.deepEqual(pruneUnset({ a: 0, b: false, c: '', d: [], e: { f: null }, g: () => 1 }), { a: 0, b: false, d: [] });
   assert.equal(pruneUnset(null), undefined);
   assert.deepEqual(pruneUnset([1, null, 2]), [1, 2]);
+});
+
+test('only explicitly set settings are sent, the most specific scope winning', () => {
+  const values: Record<string, Inspected> = {
+    'server.path': { globalValue: '/opt/ragls' },
+    'chat.showReferences': { globalValue: false },
+    'retrieval.topK': { globalValue: 8, workspaceValue: 12 },
+    'retrieval.maxChars': {},
+    'embedder.provider': { workspaceValue: 'ollama', workspaceFolderValue: 'openai' },
+    'embedder.baseUrl': { globalValue: '' },
+    'indexing.watch': { globalValue: false },
+    exclude: { workspaceValue: ['fixtures/'] },
+  };
+  const keys = ['ragls.server.path', 'ragls.chat.showReferences', 'ragls.retrieval.topK', 'ragls.retrieval.maxChars',
+    'ragls.embedder.provider', 'ragls.embedder.baseUrl', 'ragls.indexing.watch', 'ragls.exclude', 'ragls.include', 'other.key'];
+  const explicit = explicitSettings(keys, (k) => values[k]);
+  const sent = serverSettings(explicit);
+  assert.deepEqual(sent, {
+    retrieval: { topK: 12 },
+    embedder: { provider: 'openai' },
+    indexing: { watch: false },
+    exclude: ['fixtures/'],
+  });
+  assert.equal(settingAt(sent, 'retrieval.topK'), 12);
+  assert.equal(settingAt(sent, 'retrieval.maxChars'), undefined);
+  assert.equal(settingAt(sent, 'nope.deeper'), undefined);
+});
+
+test('package.json contributes the server settings under their server names', () => {
+  const pkg = JSON.parse(fs.readFileSync(path.join(PACKAGE_ROOT, 'package.json'), 'utf8'));
+  const keys = Object.keys(pkg.contributes.configuration.properties);
+  for (const k of ['include', 'exclude', 'maxFileBytes', 'embedder.provider', 'embedder.model', 'embedder.baseUrl',
+    'embedder.apiKeyEnv', 'embedder.dimensions', 'embedder.batchSize', 'embedder.threads', 'qdrant.url',
+    'qdrant.apiKeyEnv', 'qdrant.path', 'retrieval.topK', 'retrieval.maxChars', 'retrieval.maxPerFile',
+    'indexing.watch', 'indexing.debounceMs', 'server.path']) {
+    assert.ok(keys.includes(`ragls.${k}`), `missing ragls.${k}`);
+  }
+  for (const k of keys) {
+    const d = pkg.contributes.configuration.properties[k];
+    assert.ok(d.markdownDescription || d.description, `${k} is documented`);
+  }
+  // Everything a user sets, all at once, comes out with the server's key names.
+  const all = explicitSettings(keys, (k) => ({ globalValue: pkg.contributes.configuration.properties[`ragls.${k}`].default }));
+  const sent = serverSettings(all) as Record<string, unknown>;
+  assert.equal(sent.server, undefined);
+  assert.equal(sent.chat, undefined);
+  assert.equal(sent.trace, undefined);
+  assert.equal(settingAt(sent, 'retrieval.topK'), 5);
+  assert.equal(settingAt(sent, 'embedder.provider'), 'local');
+  // The README lists every setting and command.
+  const readme = fs.readFileSync(path.join(PACKAGE_ROOT, 'README.md'), 'utf8');
+  for (const k of keys) assert.ok(readme.includes(`\`${k}\``), `README lists ${k}`);
+  for (const c of pkg.contributes.commands) assert.ok(readme.includes(`RAG: ${c.title}`), `README lists RAG: ${c.title}`);
 });
 
 const exe = (set: string[]) => (p: string) => set.includes(p);
