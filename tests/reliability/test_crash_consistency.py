@@ -12,6 +12,8 @@ import subprocess
 import time
 from pathlib import Path
 
+import pytest
+
 from tests.reliability.conftest import generated_workspace, ragls_cmd, run_cli, write_module
 
 KILLS = int(os.environ.get("RAGLS_KILL_LOOPS", "20"))
@@ -27,6 +29,7 @@ def _mutate(ws: Path, rng: random.Random, step: int) -> None:
     write_module(ws, f"pkg_new/added_{step}.py", 5000 + step, 5)  # an addition
 
 
+@pytest.mark.timeout(120 + 25 * KILLS)
 def test_kill9_loop_keeps_index_consistent(tmp_path: Path, rcache: Path) -> None:
     ws = generated_workspace(tmp_path / "ws", files=30)
     rng = random.Random(1234)
@@ -64,5 +67,7 @@ def test_kill9_loop_keeps_index_consistent(tmp_path: Path, rcache: Path) -> None
     distinct = status["chunks"] + 40 * KILLS  # generous: edits add new chunk texts every other step
     assert embedded <= distinct + BATCH * KILLS, (embedded, status["chunks"])
     assert survived == KILLS
-    print(f"\nkill -9 loop: {survived} kills survived, {report['files_current']} files current, 0 lost; "
-          f"{embedded} chunks embedded in total for {status['chunks']} final chunks")
+    print(
+        f"\nkill -9 loop: {survived} kills survived, {report['files_current']} files current, 0 lost; "
+        f"{embedded} chunks embedded in total for {status['chunks']} final chunks"
+    )

@@ -29,6 +29,6 @@ def test_configuration_doc_lists_every_setting_with_its_default() -> None:
     text = (DOCS / "configuration.md").read_text()
     rows = dict(re.findall(r"^\| `([\w.]+)` \| `([^`]*)` \|", text, re.M))
     actual = _settings(Settings())
-    assert set(actual) == set(rows), (set(actual) ^ set(rows))
+    assert set(actual) == set(rows), set(actual) ^ set(rows)
     for key, value in actual.items():
         assert json.loads(rows[key]) == value, key
