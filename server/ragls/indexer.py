@@ -127,6 +127,7 @@ class Indexer:
         self.embeds = 0
         self.batches = 0  # lexical batches applied, for tests and benchmarks
         self.change_jobs = 0  # coalesced change sets handled (a burst of saves is one)
+        self.runs = 0  # scans and change sets started: lets the progress reporter see short runs
         self._dense_backoff_until = 0.0
         self._dense_failures = 0
 
@@ -356,6 +357,7 @@ class Indexer:
     def _scan(self, full: bool) -> None:
         assert self.store is not None and self.manifest is not None
         self.phase = "discovering"
+        self.runs += 1
         self._on_change()
         if full:
             self._remove(list(self.records))
@@ -406,6 +408,7 @@ class Indexer:
 
     def _apply_changes(self, paths: set[str]) -> None:
         self.change_jobs += 1
+        self.runs += 1
         if any(p.rsplit("/", 1)[-1] in (".gitignore", ".ragignore") for p in paths) or any(
             (self.root / p).is_dir() for p in paths
         ):

@@ -30,6 +30,92 @@ override final abstract virtual go chan select defer map range func get set
 
 _MAX_TOKEN_LEN = 64
 
+# Abbreviations common in code across languages, with the word a description would use
+# (`std` -> "standard logger", `ctx` -> "context"). A token adds its expansion as a second
+# term, so the code side meets the English side; generic programming usage only.
+ABBREVIATIONS = {
+    "addr": "address",
+    "alloc": "allocate",
+    "arg": "argument",
+    "args": "arguments",
+    "attr": "attribute",
+    "attrs": "attributes",
+    "auth": "authentication",
+    "buf": "buffer",
+    "calc": "calculate",
+    "cb": "callback",
+    "cfg": "config",
+    "char": "character",
+    "chars": "characters",
+    "cmd": "command",
+    "cmp": "compare",
+    "cnt": "count",
+    "col": "column",
+    "conf": "config",
+    "ctx": "context",
+    "db": "database",
+    "dict": "dictionary",
+    "dir": "directory",
+    "doc": "document",
+    "dst": "destination",
+    "elem": "element",
+    "env": "environment",
+    "err": "error",
+    "errs": "errors",
+    "evt": "event",
+    "exec": "execute",
+    "expr": "expression",
+    "fmt": "format",
+    "idx": "index",
+    "impl": "implementation",
+    "info": "information",
+    "init": "initialize",
+    "iter": "iterator",
+    "kwargs": "keyword",
+    "lang": "language",
+    "len": "length",
+    "lvl": "level",
+    "max": "maximum",
+    "mgr": "manager",
+    "min": "minimum",
+    "msg": "message",
+    "num": "number",
+    "obj": "object",
+    "opt": "option",
+    "opts": "options",
+    "param": "parameter",
+    "params": "parameters",
+    "pkg": "package",
+    "pos": "position",
+    "prev": "previous",
+    "prop": "property",
+    "props": "properties",
+    "ptr": "pointer",
+    "ref": "reference",
+    "refs": "references",
+    "regex": "expression",
+    "regexp": "expression",
+    "repo": "repository",
+    "req": "request",
+    "res": "response",
+    "resp": "response",
+    "ret": "result",
+    "sep": "separator",
+    "seq": "sequence",
+    "sig": "signature",
+    "spec": "specification",
+    "src": "source",
+    "std": "standard",
+    "sync": "synchronize",
+    "tmp": "temporary",
+    "usr": "user",
+    "util": "utility",
+    "utils": "utilities",
+    "val": "value",
+    "vals": "values",
+    "vars": "variables",
+}
+
 # BM25 parameters, tuned on the dev golden sets (docs/evaluation.md). b = 1 normalises term
 # frequency fully by chunk length; a high k1 keeps repeated terms informative. AVG_LEN is a
 # fixed average chunk length in tokens (the real one, 30-75 across projects, is unknown
@@ -97,12 +183,22 @@ def split_identifier(ident: str) -> list[str]:
     return out
 
 
+@lru_cache(maxsize=100_000)
+def _terms(ident: str) -> tuple[str, ...]:
+    out: list[str] = []
+    for t in split_identifier(ident):
+        if 2 <= len(t) <= _MAX_TOKEN_LEN and not t.isdigit():
+            if t not in STOPWORDS:
+                out.append(stem(t))
+            if t in ABBREVIATIONS:  # `val` is a Kotlin keyword but, as a name, a value
+                out.append(stem(ABBREVIATIONS[t]))
+    return tuple(out)
+
+
 def tokenize(text: str) -> list[str]:
     tokens: list[str] = []
     for m in _IDENT.finditer(text):
-        for t in split_identifier(m.group(0)):
-            if 2 <= len(t) <= _MAX_TOKEN_LEN and t not in STOPWORDS and not t.isdigit():
-                tokens.append(stem(t))
+        tokens.extend(_terms(m.group(0)))
     return tokens
 
 

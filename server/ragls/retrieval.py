@@ -65,7 +65,7 @@ class Tuning:
     """Retrieval constants that are not user settings: the values measured best on the dev
     golden sets (docs/evaluation.md). `ragls eval` varies them for the ablation table."""
 
-    rrf_k: int = 60  # RRF rank offset: weight / (k + rank)
+    rrf_k: int = 10  # RRF rank offset: weight / (k + rank)
     symbol_weight: float = 2.0  # RRF weight of the exact-definition prefetch
     symbol_first: bool = True  # an exactly named definition is moved to the top
     test_penalty: float = 0.5  # fused score factor for test files (1.0 = off)

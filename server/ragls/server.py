@@ -270,6 +270,7 @@ class RaglsServer(LanguageServer):
         last_key: tuple[str, str] | None = None
         last_counts: tuple[int, ...] | None = None
         last_sent = 0.0
+        seen_runs = 0
         loop = asyncio.get_running_loop()
         supports_progress = bool(self.client_capabilities.window and self.client_capabilities.window.work_done_progress)
         while True:
@@ -299,7 +300,12 @@ class RaglsServer(LanguageServer):
                 msg = "discovering files"
             elif st.phase == "lexical":
                 msg = f"{st.lexical.done + st.files_failed}/{st.files_total} files (lexical)"
-            if st.state == "indexing" and token is None:
+            # A run that finished between two polls (everything cached) still gets its
+            # begin/end pair, so clients always see indexing start and end.
+            runs = self.indexer.runs if self.indexer else seen_runs
+            missed = runs != seen_runs
+            seen_runs = runs
+            if (st.state == "indexing" or missed) and token is None:
                 token = str(uuid.uuid4())
                 try:
                     await asyncio.wait_for(self.work_done_progress.create_async(token), 5)
@@ -318,7 +324,7 @@ class RaglsServer(LanguageServer):
                 self.work_done_progress.report(
                     token, types.WorkDoneProgressReport(message=msg, percentage=min(pct, 99))
                 )
-            elif st.state != "indexing" and token is not None:
+            if st.state != "indexing" and token is not None:
                 end = (
                     f"{st.files_indexed} files, {st.chunks} chunks"
                     if st.state == "ready"
@@ -326,6 +332,11 @@ class RaglsServer(LanguageServer):
                 )
                 if st.files_failed:
                     end += f", {st.files_failed} failed"
+                if st.files_total:  # the final count, also for runs too short for a report
+                    done = st.dense.done + st.files_failed
+                    self.work_done_progress.report(
+                        token, types.WorkDoneProgressReport(message=f"{done}/{st.files_total} files", percentage=100)
+                    )
                 self.work_done_progress.end(token, types.WorkDoneProgressEnd(message=end))
                 token = None
 

@@ -208,7 +208,9 @@ def test_oversize_function_is_split_and_keeps_its_header() -> None:
     assert len(chunks) > 3
     assert all(len(c.text) <= 2000 for c in chunks)
     assert all(c.symbol == "huge" and c.signature == "def huge(a, b):" for c in chunks)
-    assert "signature: def huge(a, b):" in chunks[2].embedding_text()
+    # A later piece does not start with the signature, so the embedded text repeats it.
+    assert chunks[2].embedding_text().startswith("huge\ndef huge(a, b):\n")
+    assert chunks[0].embedding_text().startswith("huge\ndef huge(a, b):\n    x0 =")
     covered = sorted((c.start_line, c.end_line) for c in chunks)
     assert covered[0][0] == 1 and covered[-1][1] == 202
 
@@ -238,3 +240,36 @@ def test_broken_source_never_raises(language: str) -> None:
     broken = src[: len(src) // 2] + "\n}}}((( <<< \x00 ;;; def class fn {\n" + src[len(src) // 3 :]
     chunks = chunk_file(path, language, broken)
     assert chunks and all(c.text.strip() for c in chunks)
+
+
+def test_typescript_overloads_join_their_implementation() -> None:
+    src = """export function concat(a: string): string;
+export function concat(a: number, b: number): number;
+
+export function concat(...args: any[]): unknown {
+  return args.join('');
+}
+export function lonely(a: string): void;
+class Box {
+  put(a: string): void;
+  put(a: number): void;
+  put(a: any) { this.items.push(a); }
+  size(): number { return this.items.length; }
+}
+"""
+    chunks = chunk_file("a.ts", "typescript", src, IndexingSettings(small_class_chars=0))
+    by = {(c.symbol, c.start_line, c.end_line) for c in chunks}
+    assert ("concat", 1, 6) in by  # signatures + body, one chunk
+    assert ("lonely", 7, 7) in by  # a signature without a body stays on its own
+    assert ("Box.put", 9, 11) in by and ("Box.size", 12, 12) in by
+    header = next(c for c in chunks if c.kind == "class_header")
+    assert header.end_line < 9  # the header stops before the first overload
+
+
+def test_default_exported_anonymous_function_is_named_after_its_file() -> None:
+    src = "import x from './x';\n\nexport default (raw) => {\n  return x(raw);\n};\n"
+    chunks = chunk_file("lib/helpers/parseHeaders.js", "javascript", src)
+    fn = next(c for c in chunks if c.kind == "function")
+    assert (fn.symbol, fn.start_line, fn.end_line) == ("parseHeaders", 3, 5)
+    index = chunk_file("lib/index.js", "javascript", "export default function () {\n  return 1;\n}\n")
+    assert [c.symbol for c in index if c.kind == "function"] == ["default"]

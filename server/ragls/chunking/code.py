@@ -38,6 +38,13 @@ _JS_FUNCS = _fs(
     "function_signature",
     "abstract_method_signature",
 )
+# Declarations without a body: TypeScript overloads. Ones directly above a definition of the
+# same name join its chunk, so a question about `concat` finds its overloads and body at once.
+_SIGNATURES = frozenset({"function_signature", "method_signature"})
+# `export default <anonymous function>`: the module's main function, named after the file.
+_ANON_FUNCTIONS = frozenset(
+    {"arrow_function", "function_expression", "function", "generator_function", "generator_function_expression"}
+)
 _JS = LangSpec(
     functions=_JS_FUNCS,
     classes=_fs(
@@ -196,6 +203,9 @@ class _Builder:
         return "\n".join(self.lines[s : e + 1])
 
     def name(self, node: Node) -> str | None:
+        if self._default_export(node) is not None:
+            stem = self.path.rsplit("/", 1)[-1].split(".", 1)[0]
+            return stem if stem.isidentifier() and stem != "index" else "default"
         if node.type == "method_declaration" and self.language == "go":
             base = node.child_by_field_name("name")
             recv = node.child_by_field_name("receiver")
@@ -292,9 +302,18 @@ class _Builder:
             seen += 1
         return node
 
+    def _default_export(self, node: Node) -> Node | None:
+        """The anonymous function of `export default (a) => ...`, or None."""
+        if node.type != "export_statement" or node.type not in self.spec.wrappers:
+            return None
+        val = node.child_by_field_name("value")
+        return val if val is not None and val.type in _ANON_FUNCTIONS else None
+
     def classify(self, node: Node) -> str | None:
         t = node.type
         sp = self.spec
+        if self._default_export(node) is not None:
+            return "function"
         if t in sp.functions:
             return "function"
         if t in sp.classes:
@@ -316,10 +335,38 @@ class _Builder:
             return decls[0]
         return None
 
+    def _overloads(self, children: list[Node]) -> set[int]:
+        """Start bytes of bodiless signatures directly followed (comments aside) by more
+        signatures and then a definition, all of one name: TypeScript overloads."""
+        out: set[int] = set()
+        run: list[Node] = []
+        run_name: str | None = None
+        for c in children:
+            if c.type in self.spec.comments:
+                continue
+            inner = self.unwrap(c)
+            if inner.type in _SIGNATURES:
+                name = self.name(inner)
+                if name != run_name:
+                    run, run_name = [], name
+                run.append(c)
+                continue
+            if run and run_name and self.classify(inner) == "function" and self.name(inner) == run_name:
+                out.update(x.start_byte for x in run)
+            run, run_name = [], None
+        return out
+
     def visit_block(self, children: list[Node], prefix: str | None, in_class: bool) -> None:
         """Chunk a sequence of sibling nodes (a file, a namespace, or a class body)."""
         pending: list[Node] = []  # non-definition nodes grouped into declaration chunks
         comments: list[Node] = []  # comments that may belong to the next definition
+        overloads: list[tuple[Node, Node, str, int]] = []  # (outer, inner, name, start row) held back
+        leading = self._overloads(children)
+
+        def flush_overloads() -> None:
+            for o_outer, o_inner, _, o_start in overloads:
+                self.visit_definition(o_outer, o_inner, "function", prefix, in_class, o_start)
+            overloads.clear()
 
         def flush_pending() -> None:
             if not pending:
@@ -337,8 +384,9 @@ class _Builder:
                 comments.append(child)
                 continue
             inner = self.unwrap(child)
-            kind = self.classify(inner)
+            kind = "function" if child.start_byte in leading else self.classify(inner)
             if kind is None:
+                flush_overloads()
                 pending.extend(comments)
                 comments.clear()
                 pending.append(child)
@@ -359,7 +407,18 @@ class _Builder:
                 pending.extend(comments)
             comments.clear()
             flush_pending()
-            self.visit_definition(child, inner, kind, prefix, in_class, self.rows(start_node)[0])
+            start_row = self.rows(start_node)[0]
+            name = self.name(inner) if kind == "function" else None
+            if overloads and (name is None or name != overloads[0][2]):
+                flush_overloads()
+            if child.start_byte in leading and name:
+                overloads.append((child, inner, name, start_row))
+                continue
+            if overloads:  # the body these overloads declare: one chunk from the first one
+                start_row = overloads[0][3]
+                overloads.clear()
+            self.visit_definition(child, inner, kind, prefix, in_class, start_row)
+        flush_overloads()
         pending.extend(comments)
         flush_pending()
 
@@ -403,7 +462,9 @@ class _Builder:
     def visit_class(self, node: Node, s: int, e: int, symbol: str | None, parent: str | None) -> None:
         text = self.body(s, e)
         body = self._body_node(node)
-        members = [c for c in (body.named_children if body else []) if self.classify(self.unwrap(c))]
+        children = body.named_children if body else []
+        leading = self._overloads(children)
+        members = [c for c in children if c.start_byte in leading or self.classify(self.unwrap(c))]
         # Methods are what questions are about, so only a genuinely small class stays whole.
         if len(text) <= self.small_class or not members:
             self.emit(s, e, "class", symbol, parent)

@@ -28,14 +28,21 @@ VARIANTS: dict[str, dict[str, dict[str, Any]]] = {
     "dense only": {"settings": {"mode": "dense"}},
     "lexical only (BM25 sparse in Qdrant)": {"settings": {"mode": "lexical"}},
     "fusion: DBSF instead of RRF": {"settings": {"fusion": "dbsf"}},
-    "RRF k=60 (instead of 20)": {"tuning": {"rrf_k": 60}},
     "RRF k=5": {"tuning": {"rrf_k": 5}},
+    "RRF k=20": {"tuning": {"rrf_k": 20}},
+    "RRF k=60": {"tuning": {"rrf_k": 60}},
+    "weights dense 1.0 / lexical 0.7": {"settings": {"dense_weight": 1.0, "lexical_weight": 0.7}},
+    "weights dense 0.7 / lexical 1.0": {"settings": {"dense_weight": 0.7, "lexical_weight": 1.0}},
+    "candidates 100": {"settings": {"candidates": 100}},
+    "per-file cap 5": {"settings": {"max_per_file": 5}},
     "no exact-symbol boost": {"settings": {"symbol_boost": False}},
     "no test-file demotion": {"tuning": {"test_penalty": 1.0}},
     "no overlap merging": {"tuning": {"merge": False}},
     "query camelCase not split": {"tuning": {"split_query_humps": False}},
     "+ lexical rerank": {"settings": {"rerank": "lexical"}},
 }
+
+
 @dataclass
 class SetResult:
     name: str
