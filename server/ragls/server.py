@@ -5,6 +5,8 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import os
+import sys
 import uuid
 from pathlib import Path
 from typing import Any
@@ -150,7 +152,7 @@ class RaglsServer(LanguageServer):
 
     def stop_indexing(self, timeout: float = 1.5) -> None:
         if self.watcher is not None:
-            self.watcher.stop()
+            self.watcher.stop(wait=timeout >= 1)
             self.watcher = None
         if self.indexer is not None:
             self.indexer.stop(timeout)
@@ -452,6 +454,14 @@ async def on_shutdown(ls: RaglsServer, _params: None) -> None:
     # Editors give a server about 2 s to exit. An embedding batch can outlast that, so wait
     # briefly for a clean stop; otherwise the next start recovers as after a crash.
     await asyncio.to_thread(ls.stop_indexing, 0.5)
+
+
+@server.feature(types.EXIT)
+def on_exit(ls: RaglsServer, _params: None) -> None:
+    # Everything durable is already on disk (or recoverable, as after a crash); skipping the
+    # interpreter's teardown keeps `exit` instant even with native threads mid-batch.
+    sys.stdout.flush()
+    os._exit(0 if ls.protocol._shutdown else 1)
 
 
 @server.feature("rag/indexStatus")

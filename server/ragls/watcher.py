@@ -55,9 +55,9 @@ class Watcher:
         self._thread = threading.Thread(target=self._run, name="ragls-watcher", daemon=True)
         self._thread.start()
 
-    def stop(self) -> None:
+    def stop(self, wait: bool = True) -> None:
         self._stop.set()
-        if self._thread is not None:
+        if self._thread is not None and wait:
             self._thread.join(0.5)
 
     def _run(self) -> None:
