@@ -579,6 +579,7 @@ def serve() -> None:
     # pygls logs every message at INFO: far too loud for an editor's output panel.
     logging.getLogger("pygls").setLevel(logging.WARNING)
     logging.getLogger("httpx").setLevel(logging.WARNING)  # one INFO line per embedding request
+    logging.getLogger("watchfiles").setLevel(logging.WARNING)  # one INFO line per change
     # ...and logs a traceback for every InvalidParams we raise on purpose; our handlers log
     # their own failures.
     logging.getLogger("pygls.protocol.json_rpc").setLevel(logging.CRITICAL)
