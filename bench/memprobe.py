@@ -74,11 +74,20 @@ def main(argv: list[str] | None = None) -> int:
             mask[i, : len(e.ids)] = 1
         docs.run(None, {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)})
     dt = time.perf_counter() - t0
-    print(json.dumps({
-        "batch": a.batch, "tokens": a.tokens, "arena": not a.no_arena, "mem_pattern": not a.no_mem_pattern,
-        "hwm_after_import_mb": round(after_import), "hwm_after_sessions_mb": round(after_sessions),
-        "hwm_after_embed_mb": round(hwm_mb()), "chunks_per_s": round(len(texts) / dt, 1),
-    }))
+    print(
+        json.dumps(
+            {
+                "batch": a.batch,
+                "tokens": a.tokens,
+                "arena": not a.no_arena,
+                "mem_pattern": not a.no_mem_pattern,
+                "hwm_after_import_mb": round(after_import),
+                "hwm_after_sessions_mb": round(after_sessions),
+                "hwm_after_embed_mb": round(hwm_mb()),
+                "chunks_per_s": round(len(texts) / dt, 1),
+            }
+        )
+    )
     return 0
 
 
