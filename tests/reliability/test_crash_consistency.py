@@ -17,7 +17,7 @@ import pytest
 from tests.reliability.conftest import generated_workspace, ragls_cmd, run_cli, write_module
 
 KILLS = int(os.environ.get("RAGLS_KILL_LOOPS", "20"))
-BATCH = 32  # the embedder's default batch: at most one batch in flight is lost per kill
+BATCH = 16  # the embedder's default batch: at most one batch in flight is lost per kill
 
 
 def _mutate(ws: Path, rng: random.Random, step: int) -> None:
