@@ -57,7 +57,7 @@ class RetrievalSettings(_Model):
     mode: Literal["hybrid", "dense", "lexical"] = "hybrid"
     top_k: int = Field(default=5, ge=1, le=100)
     max_chars: int = Field(default=4000, ge=0, le=200_000)
-    max_per_file: int = Field(default=3, ge=1, le=100)
+    max_per_file: int = Field(default=5, ge=1, le=100)
     fusion: Literal["rrf", "dbsf"] = "rrf"
     dense_weight: float = Field(default=1.0, ge=0)
     lexical_weight: float = Field(default=1.0, ge=0)
@@ -73,7 +73,7 @@ class IndexingSettings(_Model):
     open_buffer_debounce_ms: int = Field(default=300, ge=0, le=60_000)
     nice: int = Field(default=5, ge=0, le=19, description="Niceness added to the indexing thread")
     max_chunk_chars: int = Field(default=2400, ge=200, le=50_000)
-    min_chunk_chars: int = Field(default=80, ge=0, le=10_000)
+    min_chunk_chars: int = Field(default=10_000, ge=0, le=10_000)
     small_class_chars: int = Field(default=600, ge=0, le=50_000)
     window_lines: int = Field(default=40, ge=5, le=1000)
     window_overlap: int = Field(default=10, ge=0, le=500)

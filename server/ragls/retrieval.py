@@ -68,6 +68,7 @@ class Tuning:
     rrf_k: int = 10  # RRF rank offset: weight / (k + rank)
     symbol_weight: float = 2.0  # RRF weight of the exact-definition prefetch
     symbol_first: bool = True  # an exactly named definition is moved to the top
+    symbol_lookup_only: bool = True  # boost names only in lookup-shaped queries (lookup_symbols)
     test_penalty: float = 0.5  # fused score factor for test files (1.0 = off)
     merge: bool = True  # merge overlapping/adjacent chunks of one file into one hit
     split_query_humps: bool = True  # `parseHeader` -> `parse Header` before embedding
@@ -111,6 +112,35 @@ def query_symbols(query: str) -> list[str]:
         if _code_shaped(ident):
             names.add(ident.lower())
     return sorted(n for n in names if len(n) >= 3)
+
+
+# What a lookup says around the name: "where is X defined", "what does X do", "show me X".
+_LOOKUP_WORDS = frozenset(
+    """
+a an the of in on for to is are was does do did me my our i we you it its this that which
+where what who how why when show find explain describe open go goto jump see look lookup
+definition defined define declared declaration implemented implementation source code
+body used usage uses called calls callers caller call referenced references work works
+working mean means happen happens handled live lives located location file function
+method class type struct interface module constant variable symbol please can could
+""".split()
+)
+
+
+def lookup_symbols(query: str) -> list[str]:
+    """The names to boost, only when the query is a lookup: names plus lookup words and
+    nothing else (`Invoice.compute_total`, `where is parseHTTPResponse defined`, `what does
+    render() do`). In a description a name is a reference to related code ("Returns a
+    CookieJar from a dict", "like assignIn except ..."), and boosting it was measured to push
+    the described function down (docs/evaluation.md)."""
+    names = query_symbols(query)
+    if not names:
+        return []
+    for word in re.findall(r"[^\s,;:!?]+", query):
+        w = word.strip("`'\"()[]{}.").lower()
+        if w and w not in _LOOKUP_WORDS and not any(n in w.replace("::", ".").replace("#", ".") for n in names):
+            return []
+    return names
 
 
 def is_test_path(path: str) -> bool:
@@ -184,9 +214,12 @@ def demote_tests(query: str, hits: list[Hit], factor: float) -> list[Hit]:
     tests. Stable: equal scores keep the engine's order."""
     if factor >= 1.0 or _TEST_QUERY.search(query):
         return hits
-    scored = [(h.score * factor if is_test_path(h.path) else h.score, i, h) for i, h in enumerate(hits)]
+    scored = [
+        (h.score * factor, i, replace(h, score=h.score * factor)) if is_test_path(h.path) else (h.score, i, h)
+        for i, h in enumerate(hits)
+    ]
     scored.sort(key=lambda t: (-t[0], t[1]))
-    return [replace(h, score=s) for s, _, h in scored]
+    return [h for _, _, h in scored]
 
 
 def symbol_first(hits: list[Hit], symbols: list[str]) -> list[Hit]:
@@ -235,7 +268,9 @@ def retrieve(
     if use_dense and embedder is not None:
         dense = embedder.embed_query(split_humps(query) if tuning.split_query_humps else query)
     sparse = lexical.query_vector(query) if settings.mode != "dense" else ([], [])
-    symbols = query_symbols(query) if settings.symbol_boost else []
+    symbols: list[str] = []
+    if settings.symbol_boost:
+        symbols = lookup_symbols(query) if tuning.symbol_lookup_only else query_symbols(query)
     req = SearchRequest(
         dense=dense,
         sparse=sparse,

@@ -20,6 +20,7 @@ from ragls.retrieval import (
     dedupe,
     demote_tests,
     is_test_path,
+    lookup_symbols,
     query_symbols,
     retrieve,
     symbol_first,
@@ -95,6 +96,17 @@ def test_query_symbols_only_takes_code_shaped_names() -> None:
     assert query_symbols("Returns the Session for URLs") == []
     # A module-qualified name does not degrade to its last part.
     assert "field" not in query_symbols("passed into attrs.field's eq argument")
+
+
+def test_symbol_boost_applies_to_lookups_not_descriptions() -> None:
+    assert lookup_symbols("where is Invoice.compute_total used") == ["compute_total", "invoice.compute_total"]
+    assert lookup_symbols("what does parseHTTPResponse do?") == ["parsehttpresponse"]
+    assert lookup_symbols("refund_overpayment") == ["refund_overpayment"]
+    assert lookup_symbols("show me `render`") == ["render"]
+    # A description that mentions a name refers to related code: no boost.
+    assert lookup_symbols("Returns a CookieJar from a key/value dictionary.") == []
+    assert lookup_symbols("This method is like _.assignIn except that it accepts customizer") == []
+    assert lookup_symbols("Like iteritems(), but with all lowercase keys.") == []
 
 
 def _hit(path: str, a: int, b: int, score: float, symbol: str | None = None) -> Hit:
@@ -204,7 +216,7 @@ def test_golden_runner_scores_the_fixture(tmp_path: Path) -> None:
 
 def test_retrieve_defaults_are_the_measured_ones() -> None:
     s = RetrievalSettings()
-    assert s.mode == "hybrid" and s.fusion == "rrf"
+    assert s.mode == "hybrid" and s.fusion == "rrf" and s.max_per_file == 5
     assert DEFAULT_TUNING == Tuning() and 1 <= DEFAULT_TUNING.rrf_k <= 60
     assert 0 < DEFAULT_TUNING.test_penalty <= 1
     assert callable(retrieve)

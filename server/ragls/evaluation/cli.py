@@ -50,11 +50,13 @@ def add_eval_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[ty
 def _mean_rows(results: list[SetResult]) -> dict[str, dict[str, float]]:
     """Query-weighted mean of each row over the given sets (latencies: the median of sets)."""
     rows: dict[str, dict[str, float]] = {}
-    total = sum(r.queries for r in results)
-    for label in results[0].rows:
+    for label in _labels(results):
         row: dict[str, float] = {}
+        # A row may cover fewer queries than its set (derived lookup queries): weigh by its own.
+        counts = [(r, int(r.rows[label].get("queries", r.queries))) for r in results if label in r.rows]
+        total = sum(n for _, n in counts)
         for m in METRICS:
-            vals = [(r.rows[label].get(m, float("nan")), r.queries) for r in results if label in r.rows]
+            vals = [(r.rows[label].get(m, float("nan")), n) for r, n in counts]
             vals = [(v, n) for v, n in vals if v == v]
             if not vals:
                 row[m] = float("nan")
@@ -83,9 +85,15 @@ def _overall(results: list[SetResult]) -> tuple[dict[str, dict[str, float]], dic
         by_lang.setdefault(r.language, []).append(r)
     lang_rows = {lang: _mean_rows(rs) for lang, rs in sorted(by_lang.items())}
     overall: dict[str, dict[str, float]] = {}
-    for label in results[0].rows:
-        overall[label] = {m: sum(lr[label][m] for lr in lang_rows.values()) / len(lang_rows) for m in METRICS}
+    for label in _labels(results):
+        have = [lr[label] for lr in lang_rows.values() if label in lr]
+        overall[label] = {m: sum(row[m] for row in have) / len(have) for m in METRICS}
     return overall, lang_rows
+
+
+def _labels(results: list[SetResult]) -> list[str]:
+    """Row labels in first-seen order over all sets."""
+    return list(dict.fromkeys(label for r in results for label in r.rows))
 
 
 def _table(rows: dict[str, dict[str, float]]) -> str:
@@ -122,7 +130,7 @@ def cmd_eval(a: argparse.Namespace) -> int:
             names = ", ".join(_set_key(r) for r in part)
             out += [f"## {title} split ({names}), mean over languages", "", _table(splits[title]), ""]
     for lang, rows in lang_rows.items():
-        n = int(next(iter(rows.values()))["queries"])
+        n = int(next(iter(rows.values()))["queries"])  # the default row: every query
         out += [f"### {lang} ({n} queries)", "", _table(rows), ""]
     out += ["### Sets", "", "| set | language | queries | files | chunks | index s |", "|---|---|---:|---:|---:|---:|"]
     out += [f"| {r.name} | {r.language} | {r.queries} | {r.files} | {r.chunks} | {r.index_seconds} |" for r in results]

@@ -15,7 +15,7 @@ from ragls.evaluation.bm25 import BM25Index, Document, simple_tokenize, windows
 from ragls.evaluation.golden import GoldenSet, load_golden
 from ragls.evaluation.metrics import QueryMetrics, aggregate, evaluate_query
 from ragls.indexer import Indexer
-from ragls.retrieval import DEFAULT_TUNING, retrieve
+from ragls.retrieval import DEFAULT_TUNING, query_symbols, retrieve
 
 TOP_K = 10
 
@@ -28,14 +28,15 @@ VARIANTS: dict[str, dict[str, dict[str, Any]]] = {
     "dense only": {"settings": {"mode": "dense"}},
     "lexical only (BM25 sparse in Qdrant)": {"settings": {"mode": "lexical"}},
     "fusion: DBSF instead of RRF": {"settings": {"fusion": "dbsf"}},
-    "RRF k=5": {"tuning": {"rrf_k": 5}},
-    "RRF k=20": {"tuning": {"rrf_k": 20}},
-    "RRF k=60": {"tuning": {"rrf_k": 60}},
-    "weights dense 1.0 / lexical 0.7": {"settings": {"dense_weight": 1.0, "lexical_weight": 0.7}},
-    "weights dense 0.7 / lexical 1.0": {"settings": {"dense_weight": 0.7, "lexical_weight": 1.0}},
-    "candidates 100": {"settings": {"candidates": 100}},
-    "per-file cap 5": {"settings": {"max_per_file": 5}},
+    "fusion: RRF k=5 (instead of 10)": {"tuning": {"rrf_k": 5}},
+    "fusion: RRF k=60": {"tuning": {"rrf_k": 60}},
+    "fusion: weights dense 1.0 / lexical 0.7": {"settings": {"lexical_weight": 0.7}},
+    "fusion: weights dense 0.7 / lexical 1.0": {"settings": {"dense_weight": 0.7}},
+    "candidates 100 (instead of 50)": {"settings": {"candidates": 100}},
+    "per-file cap 3 (instead of 5)": {"settings": {"max_per_file": 3}},
     "no exact-symbol boost": {"settings": {"symbol_boost": False}},
+    "symbol boost by fusion only (not forced first)": {"tuning": {"symbol_first": False}},
+    "symbol boost on every query naming a symbol": {"tuning": {"symbol_lookup_only": False}},
     "no test-file demotion": {"tuning": {"test_penalty": 1.0}},
     "no overlap merging": {"tuning": {"merge": False}},
     "query camelCase not split": {"tuning": {"split_query_humps": False}},
@@ -79,6 +80,18 @@ def _score(search: Callable[[str], list[Any]], gs: GoldenSet) -> dict[str, float
         lat.append((time.perf_counter() - t0) * 1000)
         results.append(evaluate_query(hits[:TOP_K], q))
     return aggregate(results, lat)
+
+
+def lookup_set(gs: GoldenSet) -> GoldenSet:
+    """Identifier lookups derived from a golden set: "what does NAME do" for each answer whose
+    name is code-shaped or qualified (`cmp_using`, `Logger.SetLevel`): the queries the
+    exact-symbol boost exists for, which doc-summary queries never are."""
+    queries = []
+    for q in gs.queries:
+        name = (q.symbols or [""])[0]
+        if name and (query_symbols(name) or "." in name):
+            queries.append(q.model_copy(update={"id": f"{q.id}:lookup", "query": f"what does {name} do"}))
+    return gs.model_copy(update={"queries": queries})
 
 
 def _chunk_documents(idx: Indexer) -> list[Document]:
@@ -128,6 +141,11 @@ def run_golden(
                 lambda q, rs=rs, tu=tu: retrieve(store, emb, rs, q, TOP_K, 0, None, None, tuning=tu).hits,  # type: ignore[misc]
                 gs,
             )
+        lookups = lookup_set(gs)
+        if ablations and lookups.queries:
+            for label, boost in (("lookups: ragls (default)", True), ("lookups: no exact-symbol boost", False)):
+                rs = RetrievalSettings.model_validate({**settings.retrieval.model_dump(), "symbol_boost": boost})
+                rows[label] = _score(lambda q, rs=rs: retrieve(store, emb, rs, q, TOP_K, 0, None, None).hits, lookups)  # type: ignore[misc]
         if baselines:
             chunks = _chunk_documents(idx)
             wins = _window_documents(root, idx.indexed_paths())

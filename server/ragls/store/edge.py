@@ -104,10 +104,15 @@ class EdgeStore:
         if not prefetch:
             return []
         fusion = qe.Fusion.Dbsf() if req.fusion == "dbsf" else qe.Fusion.Rrf(k=req.rrf_k, weights=weights)
+        # Fused scores tie often (RRF: ranks (i, j) and (j, i) sum alike) and the engine
+        # returns ties in no fixed order; a sort on (score, id) over a few extra points makes
+        # the ranking reproducible (unless more than 8 points tie at the cut-off).
         points = self._shard.query(
-            qe.QueryRequest(limit=req.limit, prefetches=prefetch, query=fusion, with_payload=True, filter=flt)
+            qe.QueryRequest(limit=req.limit + 8, prefetches=prefetch, query=fusion, with_payload=True, filter=flt)
         )
-        return [StoredHit(str(p.id), float(p.score), dict(p.payload or {})) for p in points]
+        hits = [StoredHit(str(p.id), float(p.score), dict(p.payload or {})) for p in points]
+        hits.sort(key=lambda h: (-round(h.score, 9), h.id))
+        return hits[: req.limit]
 
     def retrieve(self, ids: list[str]) -> list[StoredHit]:
         out: list[StoredHit] = []
