@@ -31,7 +31,6 @@ from ragls.store.base import DENSE, LEXICAL, PAYLOAD_INDEXES, PointData, SearchR
 log = logging.getLogger(__name__)
 
 MEMORY = ":memory:"
-_RRF_K = 60  # the same constant EdgeStore uses, so both backends rank alike
 _SYMBOL_LIMIT = 10
 _SCROLL_PAGE = 2048
 _DELETE_BATCH = 1024
@@ -304,7 +303,7 @@ class RemoteStore:
         if req.fusion == "dbsf":
             return qm.FusionQuery(fusion=qm.Fusion.DBSF)
         if self._rrf_weights:
-            return qm.RrfQuery(rrf=qm.Rrf(k=_RRF_K, weights=weights))
+            return qm.RrfQuery(rrf=qm.Rrf(k=req.rrf_k, weights=weights))
         return qm.FusionQuery(fusion=qm.Fusion.RRF)
 
     def search(self, req: SearchRequest) -> list[StoredHit]:
