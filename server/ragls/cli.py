@@ -1,4 +1,4 @@
-"""Command line: `ragls` (LSP over stdio) | index | search | status | clear | eval."""
+"""Command line: `ragls` (LSP over stdio) | index | search | status | check | clear | schema | eval."""
 
 from __future__ import annotations
 
@@ -212,6 +212,16 @@ def cmd_check(a: argparse.Namespace) -> int:
     return 0 if rep.consistent else 1
 
 
+def cmd_schema(a: argparse.Namespace) -> int:
+    from ragls.config import sensitive_keys, settings_schema
+
+    if a.sensitive:
+        print("\n".join(sensitive_keys()))
+    else:
+        print(json.dumps(settings_schema(), indent=2))
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="ragls", description="Code-retrieval language server.")
     parser.add_argument("--version", action="version", version=f"ragls {__version__}")
@@ -243,6 +253,9 @@ def main(argv: list[str] | None = None) -> int:
     p = sub.add_parser("clear", help="delete a folder's index")
     p.add_argument("path")
     p.set_defaults(func=cmd_clear)
+    p = sub.add_parser("schema", help="print the JSON Schema of the settings (the single source of every client)")
+    p.add_argument("--sensitive", action="store_true", help="list only the trust-sensitive keys, one per line")
+    p.set_defaults(func=cmd_schema)
     from ragls.evaluation.cli import add_eval_parser
 
     add_eval_parser(sub)
