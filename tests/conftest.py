@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -12,6 +13,9 @@ pytest.register_assert_rewrite("tests.lsp_harness")
 from tests.lsp_harness import start  # noqa: E402,F401  (fixture, shared by e2e and reliability)
 
 FIXTURE = Path(__file__).parent / "fixtures" / "polyglot"
+# The developer's own ~/.config/ragls/config.toml must not change what the tests see; tests
+# that need a user config point RAGLS_CONFIG at their own file.
+os.environ["RAGLS_CONFIG"] = str(Path(tempfile.gettempdir()) / "ragls-tests-no-user-config.toml")
 IN_CI = os.environ.get("CI", "").lower() in ("1", "true", "yes")
 
 

@@ -11,14 +11,18 @@ import time
 from pathlib import Path
 
 from ragls import __version__
-from ragls.config import Settings, SettingsError, load_settings
+from ragls.config import ResolvedSettings, Settings, SettingsError, resolve_settings
+
+
+def _resolve(root: Path) -> ResolvedSettings:
+    try:
+        return resolve_settings(root)
+    except SettingsError as exc:
+        raise SystemExit(f"ragls: {exc}") from exc
 
 
 def _settings(root: Path) -> Settings:
-    try:
-        return load_settings(root)
-    except SettingsError as exc:
-        raise SystemExit(f"ragls: {exc}") from exc
+    return _resolve(root).settings
 
 
 def _root(arg: str) -> Path:
@@ -60,7 +64,7 @@ def _index(root: Path, settings: Settings, quiet: bool = False):  # type: ignore
     return idx
 
 
-def _status_dict(idx) -> dict[str, object]:  # type: ignore[no-untyped-def]
+def _status_dict(idx, warnings: list[str]) -> dict[str, object]:  # type: ignore[no-untyped-def]
     s = idx.snapshot()
     return {
         "state": s.state,
@@ -77,14 +81,16 @@ def _status_dict(idx) -> dict[str, object]:  # type: ignore[no-untyped-def]
         "cache": {"hits": s.cache_hits, "misses": s.cache_misses},
         "embedded": s.embeds,
         "errors": [e.__dict__ for e in s.errors][-10:],
+        "warnings": warnings,
     }
 
 
 def cmd_index(a: argparse.Namespace) -> int:
     root = _root(a.path)
     t0 = time.monotonic()
-    idx = _index(root, _settings(root), a.quiet)
-    st = _status_dict(idx)
+    resolved = _resolve(root)
+    idx = _index(root, resolved.settings, a.quiet)
+    st = _status_dict(idx, resolved.warnings)
     idx.stop()
     st["seconds"] = round(time.monotonic() - t0, 2)
     print(json.dumps(st, indent=2))
@@ -95,11 +101,12 @@ def cmd_search(a: argparse.Namespace) -> int:
     from ragls.retrieval import QueryError, compile_globs, retrieve
 
     root = _root(a.path)
-    settings = _settings(root)
+    resolved = _resolve(root)
+    settings = resolved.settings
     idx = _index(root, settings, a.quiet)
     try:
         if a.status:
-            print(json.dumps(_status_dict(idx), indent=2))
+            print(json.dumps(_status_dict(idx, resolved.warnings), indent=2))
         allowed = None
         if a.paths:
             spec = compile_globs(a.paths)

@@ -34,7 +34,8 @@ class _Model(BaseModel):
 
 class EmbedderSettings(_Model):
     provider: Literal["local", "openai", "ollama", "copilot"] = Field(
-        default="local", description="Where chunks are embedded; anything but local sends code off the machine",
+        default="local",
+        description="Where chunks are embedded; anything but local sends code off the machine",
         json_schema_extra=_SENSITIVE,
     )
     model: str = "all-MiniLM-L6-v2"
@@ -67,7 +68,8 @@ class QdrantSettings(_Model):
         default=None, description="Qdrant server URL; unset = embedded Qdrant Edge", json_schema_extra=_SENSITIVE
     )
     api_key_env: str | None = Field(
-        default="QDRANT_API_KEY", description="Environment variable holding the Qdrant API key",
+        default="QDRANT_API_KEY",
+        description="Environment variable holding the Qdrant API key",
         json_schema_extra=_SENSITIVE,
     )
     path: str | None = Field(
@@ -244,8 +246,9 @@ def resolve_settings(root: Path | None, *layers: tuple[str, Any]) -> ResolvedSet
         trusted: list[str] = []
         for layer in trusted_layers:
             trusted.extend(layer.get("trusted_folders") or [])
-        workspace.pop("trusted_folders", None)  # a folder can never trust itself
-        if not folder_trusted(root, trusted):
+        if folder_trusted(root, trusted):
+            workspace.pop("trusted_folders", None)  # trust is the user's to give, never the folder's
+        else:
             ignored = _strip_sensitive(workspace, Settings)
     merged: dict[str, Any] = {}
     for layer in [user, workspace, *trusted_layers[1:]]:

@@ -30,7 +30,7 @@ from ragls.languages import language_of
 from ragls.secrets import is_secret_file, redact
 from ragls.store import PointData, Store, StoreError, open_index
 from ragls.store.manifest import DELETING, DENSE, LEXICAL, FileRecord, Manifest
-from ragls.workspace import IgnoreRules, ReadResult, classify, decode_source, discover, read_source
+from ragls.workspace import IgnoreRules, ReadResult, classify, decode_source, discover, link_skip, read_source
 
 log = logging.getLogger(__name__)
 
@@ -485,6 +485,8 @@ class Indexer:
             doc = self.open_docs.get(rel)
         if doc is not None:
             data = doc.encode("utf-8", "surrogatepass")
+            if len(data) > self.settings.max_file_bytes:  # the same cap as the file on disk
+                return ReadResult(None, "", "too_large"), len(data), 0
             return decode_source(data), len(data), 0
         path = self.root / rel
         try:
@@ -500,6 +502,10 @@ class Indexer:
         new_points: list[PointData] = []
         plans: list[tuple[FileRecord, list[str], list[str]]] = []  # record, stale ids, no-dense ids
         for rel in rels:
+            # A link created after discovery (e.g. by a checkout) must not reach outside the root.
+            if link := link_skip(str(self.root), rel):
+                self._skip(rel, link)
+                continue
             if rel in self.open_docs and not self._indexable_buffer(rel):
                 with self._lock:
                     self.pending.discard(rel)

@@ -117,3 +117,5 @@ class IndexStatus(_Wire):
     workspace: str
     version: str
     message: str | None = None
+    # Things the user should know that do not stop indexing (e.g. ignored workspace settings).
+    warnings: list[str] = Field(default_factory=list)

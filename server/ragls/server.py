@@ -19,7 +19,7 @@ from pygls.lsp.server import LanguageServer
 from pygls.protocol import LanguageServerProtocol
 
 from ragls import __version__
-from ragls.config import Settings, SettingsError, load_settings
+from ragls.config import Settings, SettingsError, resolve_settings
 from ragls.embedding import EmbeddingError
 from ragls.indexer import Indexer, Snapshot
 from ragls.protocol import (
@@ -118,6 +118,7 @@ class RaglsServer(LanguageServer):
         self._wake: asyncio.Event | None = None
         self._doc_timers: dict[str, asyncio.TimerHandle] = {}
         self.settings_error: str | None = None
+        self.settings_warnings: list[str] = []  # e.g. sensitive keys the workspace file may not set
         self.started = asyncio.Event()  # set once indexing starts (or cannot)
 
     def report_server_error(self, error: Exception, source: Any) -> None:
@@ -178,11 +179,13 @@ class RaglsServer(LanguageServer):
     def reload_settings(self) -> bool:
         """Merge the layers; on a bad value keep the last good settings and say why."""
         try:
-            self.settings = load_settings(
+            resolved = resolve_settings(
                 self.root,
                 ("initializationOptions", self.init_options),
                 ("workspace/configuration", self.client_settings),
             )
+            self.settings = resolved.settings
+            self.settings_warnings = resolved.warnings
             self.settings_error = None
             logging.getLogger("ragls").setLevel(self.settings.log_level.upper())
             return True
@@ -221,6 +224,7 @@ class RaglsServer(LanguageServer):
                 workspace=str(self.root or ""),
                 version=__version__,
                 message=self.settings_error,
+                warnings=list(self.settings_warnings),
             )
         total_lookups = snap.cache_hits + snap.cache_misses
         return IndexStatus(
@@ -264,6 +268,7 @@ class RaglsServer(LanguageServer):
             workspace=str(self.root or ""),
             version=__version__,
             message=snap.message or self.settings_error,
+            warnings=list(self.settings_warnings),
         )
 
     async def _report_status(self) -> None:

@@ -208,6 +208,22 @@ def discover(root: Path, settings: Settings, rules: IgnoreRules | None = None) -
     return out
 
 
+def _inside(real_root: str, target: str) -> bool:
+    return target == real_root or target.startswith(real_root + os.sep)
+
+
+def link_skip(real_root: str, rel: str) -> str | None:
+    """Discovery's link rules for a single path that arrives later (watcher, open buffer):
+    'outside_workspace' when it resolves outside the root, 'symlink_dir' when a directory on
+    its way is a link (discovery never walks into one), None when it is an ordinary path."""
+    full = os.path.join(real_root, rel)
+    parent = os.path.dirname(full)
+    real_parent = os.path.realpath(parent)
+    if real_parent != parent:
+        return "symlink_dir" if _inside(real_root, real_parent) else "outside_workspace"
+    return None if _inside(real_root, os.path.realpath(full)) else "outside_workspace"
+
+
 def _walk(root: Path, rules: IgnoreRules, skipped: Counter[str]) -> Iterator[tuple[str, Path, os.stat_result]]:
     real_root = os.path.realpath(root)
     stack = [""]
@@ -233,7 +249,7 @@ def _walk(root: Path, rules: IgnoreRules, skipped: Counter[str]) -> Iterator[tup
                     target = os.path.realpath(entry.path)
                     # Never follow a link out of the workspace, and never into a directory
                     # (that is how symlink loops start).
-                    if not (target == real_root or target.startswith(real_root + os.sep)):
+                    if not _inside(real_root, target):
                         skipped["outside_workspace"] += 1
                         continue
                     if os.path.isdir(target):
