@@ -96,9 +96,7 @@ async def _seen(listener: FakeProviders) -> bool:
     return bool(listener.requests("/v1/embeddings"))
 
 
-async def test_links_made_after_start_cannot_reach_outside(
-    start: Starter, workspace: Path, tmp_path: Path
-) -> None:
+async def test_links_made_after_start_cannot_reach_outside(start: Starter, workspace: Path, tmp_path: Path) -> None:
     outside = tmp_path / "outside"
     outside.mkdir()
     secret = "outside_" + uuid.uuid4().hex[:12]

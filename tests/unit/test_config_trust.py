@@ -96,5 +96,5 @@ def test_bad_user_config_names_the_file(ws: Path, tmp_path: Path) -> None:
     user = tmp_path / "user" / "config.toml"
     user.parent.mkdir()
     user.write_text("[retrieval]\ntopK = 0\n")
-    with pytest.raises(SettingsError, match="config.toml"):
+    with pytest.raises(SettingsError, match=r"config\.toml"):
         resolve_settings(ws)
