@@ -80,6 +80,7 @@ def _status_dict(idx, warnings: list[str]) -> dict[str, object]:  # type: ignore
         "store": {"kind": idx.store.kind, "location": idx.store.location} if idx.store else None,
         "cache": {"hits": s.cache_hits, "misses": s.cache_misses},
         "embedded": s.embeds,
+        "message": s.message,
         "errors": [e.__dict__ for e in s.errors][-10:],
         "warnings": warnings,
     }
@@ -94,7 +95,13 @@ def cmd_index(a: argparse.Namespace) -> int:
     idx.stop()
     st["seconds"] = round(time.monotonic() - t0, 2)
     print(json.dumps(st, indent=2))
-    return 0 if st["state"] == "ready" else 1
+    if st["state"] != "ready":
+        print(f"ragls: index is not ready: {st.get('message') or st['state']}", file=sys.stderr)
+        return 1
+    if st["filesFailed"]:
+        print(f"ragls: {st['filesFailed']} files failed (see errors)", file=sys.stderr)
+        return 1
+    return 0
 
 
 def cmd_search(a: argparse.Namespace) -> int:

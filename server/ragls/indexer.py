@@ -8,9 +8,12 @@ first, then the most recently modified.
 
 from __future__ import annotations
 
+import errno
 import logging
 import os
 import queue
+import shutil
+import sqlite3
 import threading
 import time
 import uuid
@@ -26,9 +29,10 @@ from ragls.chunking.model import embedding_text
 from ragls.config import Settings, cache_root
 from ragls.embedding import Embedder, EmbeddingError, make_embedder
 from ragls.embedding.cache import EmbeddingCache
+from ragls.faults import Backoff, CircuitBreaker, Fault
 from ragls.languages import language_of
 from ragls.secrets import is_secret_file, redact
-from ragls.store import PointData, Store, StoreError, open_index
+from ragls.store import PointData, Store, StoreError, StoreFull, open_index
 from ragls.store.manifest import DELETING, DENSE, LEXICAL, FileRecord, Manifest
 from ragls.workspace import IgnoreRules, ReadResult, classify, decode_source, discover, link_skip, read_source
 
@@ -97,6 +101,7 @@ class Indexer:
         settings: Settings,
         on_change: Callable[[], None] | None = None,
         embedder: Embedder | None = None,
+        after: threading.Event | None = None,
     ) -> None:
         self.root = root.resolve()
         self.settings = settings
@@ -128,8 +133,16 @@ class Indexer:
         self.batches = 0  # lexical batches applied, for tests and benchmarks
         self.change_jobs = 0  # coalesced change sets handled (a burst of saves is one)
         self.runs = 0  # scans and change sets started: lets the progress reporter see short runs
-        self._dense_backoff_until = 0.0
-        self._dense_failures = 0
+        # The fault model (docs/reliability.md): a worker fault waits with bounded backoff; the
+        # embedding provider has a circuit breaker so a dead one is probed, not hammered.
+        self.fault: Fault | None = None
+        self._fault_backoff = Backoff(1.0, 60.0)
+        self.breaker = CircuitBreaker()
+        self._outage_retried: set[str] = set()
+        # A restart (settings change) opens the same slot only after the previous indexer of
+        # this folder closed it: `after` is that indexer's `closed`.
+        self._after = after
+        self.closed = threading.Event()
 
     # -- public, thread-safe -----------------------------------------------------------------
     @property
@@ -142,6 +155,15 @@ class Indexer:
 
     def request_scan(self, full: bool = False) -> None:
         self._jobs.put(("scan", full))
+
+    def retry_now(self) -> None:
+        """A user's reindex: waiting faults and a paused provider are tried again at once."""
+        self.breaker.probe_now()
+        with self._lock:
+            if self.fault is not None:
+                self.fault.retry_at = 0.0
+                self.fault.need = 0
+        self._jobs.put(("wake", None))
 
     def notify_changes(self, paths: set[str]) -> None:
         if paths:
@@ -158,20 +180,29 @@ class Indexer:
         if had:
             self._jobs.put(("paths", {rel}))
 
-    def stop(self, timeout: float = 1.5) -> None:
+    def stop(self, timeout: float = 1.5) -> bool:
+        """Ask the worker to stop; it closes the store itself after its current batch (never
+        under a write). Returns True when the store is closed within `timeout`."""
         self._stop.set()
         self._jobs.put(("stop", None))
-        if self._thread is not None:
-            self._thread.join(timeout)
-            if self._thread.is_alive():
-                # Mid-batch: closing under the worker would race its writes. The process is
-                # ending anyway, and the store and manifest recover like after a kill -9.
-                log.info("indexer still busy at shutdown; leaving recovery to the next start")
-                return
-        self._close()
+        if self._thread is None:
+            self._close()
+            self.closed.set()
+            return True
+        if not self.closed.wait(timeout):
+            # Mid-batch at process exit: the store and manifest recover like after a kill -9.
+            log.info("indexer still busy after %.1fs; it closes the index when its batch ends", timeout)
+            return False
+        return True
 
     def busy(self) -> bool:
+        """Will the index change without outside help? (Not while a fault or an open breaker
+        waits: `ragls index` reports those instead of waiting for them.)"""
         with self._lock:
+            if self.fatal or self.fault is not None:
+                return False
+            if self.breaker.is_open and not self.pending and self._jobs.empty():
+                return False
             return bool(self.pending or self.missing_dense or not self._jobs.empty()) or self.phase in (
                 "starting",
                 "discovering",
@@ -191,8 +222,13 @@ class Indexer:
             total = len(self.records.keys() | self.failed.keys() | self.pending)
             # A file whose embedding failed stays searchable lexically but counts as failed.
             dense_done = sum(1 for p, r in self.records.items() if r.status == DENSE and p not in self.failed)
+            message = self.fatal or self.notice
             if self.fatal:
                 state, phase = "error", "error"
+            elif self.fault is not None:
+                state, phase, message = "error", "waiting", self.fault.describe()
+            elif self.breaker.is_open and not self.breaker.allow() and self.missing_dense and not self.pending:
+                state, phase, message = "error", "paused", self.breaker.describe()
             elif (
                 self.phase in ("starting", "discovering")
                 or self.pending
@@ -218,11 +254,21 @@ class Indexer:
                 cache_hits=self.cache.hits if self.cache else 0,
                 cache_misses=self.cache.misses if self.cache else 0,
                 embeds=self.embeds,
-                message=self.fatal or self.notice,
+                message=message,
             )
 
     # -- worker ------------------------------------------------------------------------------
     def _run(self) -> None:
+        try:
+            if self._after is not None and not self._after.wait(60):
+                log.warning("the previous indexer of %s did not close its index within 60s", self.root)
+            if self._open_with_retry():
+                self._loop()
+        finally:
+            self._close()
+            self.closed.set()
+
+    def _open_with_retry(self) -> bool:
         delay = 1.0
         while True:
             try:
@@ -236,18 +282,30 @@ class Indexer:
                 self.ready.set()
                 self._on_change()
                 if self._stop.wait(delay):
-                    return
+                    return False
                 delay = min(delay * 2, 60.0)
             except Exception as exc:  # any other failure to open must become a visible status, not a crash
                 self.fatal = f"cannot start indexer: {exc}"
                 log.error("%s", self.fatal)
                 self.ready.set()
                 self._on_change()
-                return
+                return False
         self.fatal = None
         self.ready.set()
+        return True
+
+    def _has_work(self) -> bool:
+        return bool(self.pending) or (bool(self.missing_dense) and self.breaker.allow())
+
+    def _loop(self) -> None:
+        """The worker: scans and changes first, then pending files, then dense backfill. Every
+        step either completes, or leaves its work queued and sets a fault with a retry time;
+        until then the worker sleeps (no step runs, so nothing spins)."""
         while not self._stop.is_set():
-            jobs = self._drain(block=not self.missing_dense and not self.pending)
+            if self.fault is not None and not self._fault_due():
+                self._stop.wait(0.5)
+                continue
+            jobs = self._drain(block=not self._has_work())
             if self._stop.is_set():
                 break
             try:
@@ -255,16 +313,72 @@ class Indexer:
                     self._scan(full=jobs.full)
                 if jobs.paths:
                     self._apply_changes(jobs.paths)
-                if not jobs.scan and not jobs.paths and self.missing_dense:
-                    self._dense_step()
-            except StoreError as exc:
-                self._error("", f"store error: {exc}")
-                time.sleep(1.0)
-            except Exception as exc:  # keep the worker alive whatever a file does
-                log.exception("indexer step failed")
-                self._error("", f"internal error: {exc!r}")
-                time.sleep(0.5)
+                if not jobs.scan and not jobs.paths:
+                    if self.pending:
+                        self._index_pending()
+                    elif self.missing_dense and self.breaker.allow():
+                        self._dense_step()
+                if self.fault is not None:
+                    log.info("recovered: %s", self.fault.message)
+                    with self._lock:
+                        self.fault = None
+                    self._fault_backoff.reset()
+            except Exception as exc:  # every failure becomes a fault with a retry time
+                self._set_fault(exc, jobs)
             self._on_change()
+
+    def _fault_due(self) -> bool:
+        assert self.fault is not None
+        if time.monotonic() < self.fault.retry_at:
+            return False
+        if self.fault.kind == "disk" and self.fault.need and self.fault.where:
+            # Cheap check first: no work is redone until the space is there.
+            try:
+                free = shutil.disk_usage(self.fault.where).free
+            except OSError:
+                free = 0
+            if free < self.fault.need:
+                self.fault.retry_at = time.monotonic() + 5.0
+                return False
+        return True
+
+    def _set_fault(self, exc: Exception, jobs: _Jobs) -> None:
+        # The step's work stays queued: pending files stay pending, a scan or change set is put back.
+        if jobs.scan and self.phase == "discovering":
+            self._jobs.put(("scan", jobs.full))
+        elif jobs.paths:
+            self._jobs.put(("paths", jobs.paths))
+        need, where = 0, ""
+        if isinstance(exc, StoreFull) or _is_disk_full(exc):
+            kind, delay = "disk", 5.0
+            need, where = getattr(exc, "need", 0), getattr(exc, "where", "")
+            message = str(exc) if isinstance(exc, StoreFull) else f"no space left for the index: {exc}"
+        elif isinstance(exc, StoreError):
+            kind, delay, message = "store", self._fault_backoff.next_delay(), f"store error: {exc}"
+        elif isinstance(exc, sqlite3.Error):
+            kind, delay, message = "manifest", self._fault_backoff.next_delay(), f"manifest error: {exc}"
+        else:
+            log.exception("indexer step failed")
+            kind, delay, message = "internal", self._fault_backoff.next_delay(), f"internal error: {exc!r}"
+        same = self.fault is not None and self.fault.message == message
+        with self._lock:
+            self.fault = Fault(kind, message, time.monotonic() + delay, need, where)
+        if not same:  # one error entry per distinct fault, not one per retry
+            self._error("", f"{message} (retrying in {delay:.0f}s)")
+
+    def _index_pending(self) -> None:
+        """Files discovered but not yet indexed (after a scan, or left by a failed batch)."""
+        with self._lock:
+            opened = set(self.open_docs)
+            todo = sorted(self.pending, key=lambda r: (r not in opened, r))
+        self.phase = "lexical"
+        for i in range(0, len(todo), _LEXICAL_BATCH_FILES):
+            if self._stop.is_set() or not self._jobs.empty():
+                return  # changes and scans go first; the rest stays pending
+            self._index_files(todo[i : i + _LEXICAL_BATCH_FILES])
+            self._on_change()
+        self.phase = "dense" if self.missing_dense else "idle"
+        self.last_indexed_at = _now()
 
     def _open(self) -> None:
         nice = self.settings.indexing.nice
@@ -281,7 +395,9 @@ class Indexer:
             log.warning("%s", self.notice)
         self.manifest = Manifest(manifest_path)
         self.cache = EmbeddingCache(cache_root(self.settings) / "embeddings.sqlite", emb.model_id, emb.dimension)
-        self.records = {p: r for p, r in self.manifest.all().items()}
+        records = dict(self.manifest.all().items())
+        with self._lock:
+            self.records = records
         self._reconcile()
         self._jobs.put(("scan", False))
 
@@ -338,12 +454,14 @@ class Indexer:
                 continue
             missing = [i for i in rec.chunk_ids if not stored[i][1]]
             if missing:
-                self.missing_dense[path] = missing
-                if rec.status == DENSE:
-                    rec.status = LEXICAL
+                with self._lock:
+                    self.missing_dense[path] = missing
+                    if rec.status == DENSE:
+                        rec.status = LEXICAL
         orphans = [i for i in stored if i not in known]
         for path in broken:
-            rec = self.records.pop(path)
+            with self._lock:
+                rec = self.records.pop(path)
             orphans.extend(i for i in rec.chunk_ids + rec.pending_ids if i in stored)
         if orphans:
             log.info("removing %d orphan chunks left by an interrupted run", len(orphans))
@@ -604,9 +722,6 @@ class Indexer:
 
     def _dense_step(self) -> None:
         assert self.store is not None and self.manifest is not None and self.cache is not None
-        if time.monotonic() < self._dense_backoff_until:
-            time.sleep(0.2)
-            return
         self.phase = "dense"
         window: list[tuple[str, str]] = []  # (path, id)
         for path in self._dense_order():
@@ -634,7 +749,8 @@ class Indexer:
             except Exception as exc:
                 self._dense_failed(sorted({p for p, _, _ in part}), exc)
                 return
-            self._dense_failures = 0
+            if self.breaker.record_success():
+                self._resume_after_outage()
             self.embeds += len(texts)
             log.debug("embedded %d chunks", len(texts))
             # The window was read before embedding: a change handled since may have removed ids.
@@ -652,6 +768,7 @@ class Indexer:
                         rest.remove(i)
                     if not rest:
                         del self.missing_dense[p]
+                        self.failed.pop(p, None)
                         if p in self.records:
                             self.records[p].status = DENSE
                             done_paths.append(p)
@@ -659,32 +776,59 @@ class Indexer:
             self._on_change()
             if not self._jobs.empty() or self._stop.is_set():
                 return  # let queued changes go first; the backfill resumes after
-        # Ids that vanished from the store between steps would otherwise loop forever.
+        # Ids that vanished from the store between steps: rewrite those chunks from the file
+        # (dropping them would leave the record lexical forever and the counts off).
+        vanished: dict[str, set[str]] = {}
         for p, i in window:
             if i not in hits and i in self.missing_dense.get(p, []):
-                self.missing_dense[p].remove(i)
-                if not self.missing_dense[p]:
-                    del self.missing_dense[p]
+                vanished.setdefault(p, set()).add(i)
+        if vanished:
+            with self._lock:
+                for p, ids in vanished.items():
+                    rest = [i for i in self.missing_dense.pop(p, []) if i not in ids]
+                    if p in self.records:
+                        rec = self.records[p]
+                        rec.chunk_ids = [i for i in rec.chunk_ids if i not in ids]
+                        rec.hash = ""  # forces a re-chunk; the vanished chunks count as new
+                    if rest:
+                        self.missing_dense[p] = rest
+                    self.pending.add(p)
         if not self.missing_dense:
             self.phase = "idle"
             self.last_indexed_at = _now()
             self.store.flush()
 
     def _dense_failed(self, paths: list[str], exc: Exception) -> None:
-        self._dense_failures += 1
-        delay = min(60.0, 0.5 * 2 ** min(self._dense_failures, 7))
-        self._dense_backoff_until = time.monotonic() + delay
-        for p in paths:
-            self._error(p, f"embedding failed (retry in {delay:.0f}s): {exc}")
-        if self._dense_failures >= 4:
-            # Give up on these files for this pass: counted as failed (their lexical chunks stay
-            # searchable), retried on the next scan.
+        was_open = self.breaker.is_open
+        now_open = self.breaker.record_failure(str(exc))
+        if not was_open:
+            for p in paths:
+                self._error(p, f"embedding failed: {exc}")
+        if now_open:
+            if not was_open:
+                log.warning("%s", self.breaker.describe())
+            # The files of the failing batch count as failed (their lexical chunks stay
+            # searchable); they get one more try when the provider is back, else on the next scan.
             with self._lock:
                 for p in paths:
                     self.failed[p] = f"embedding failed: {exc}"
                     if p in self.missing_dense:
                         self.dense_failed[p] = self.missing_dense.pop(p)
-            self._dense_failures = 0
+
+    def _resume_after_outage(self) -> None:
+        log.info("embedding provider is back; dense indexing resumes")
+        with self._lock:
+            back = [p for p in self.dense_failed if p not in self._outage_retried]
+            for p in back:
+                self.missing_dense.setdefault(p, []).extend(self.dense_failed.pop(p))
+                self.failed.pop(p, None)
+                self._outage_retried.add(p)
+
+
+def _is_disk_full(exc: Exception) -> bool:
+    if isinstance(exc, OSError) and exc.errno == errno.ENOSPC:
+        return True
+    return isinstance(exc, sqlite3.OperationalError) and "full" in str(exc)
 
 
 def _lexical_text(c: Chunk) -> str:

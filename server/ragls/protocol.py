@@ -119,3 +119,5 @@ class IndexStatus(_Wire):
     message: str | None = None
     # Things the user should know that do not stop indexing (e.g. ignored workspace settings).
     warnings: list[str] = Field(default_factory=list)
+    # Whether file changes are being seen right now (false while the watcher is down or off).
+    watching: bool = False

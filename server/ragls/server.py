@@ -7,6 +7,7 @@ import contextlib
 import logging
 import os
 import sys
+import threading
 import uuid
 from pathlib import Path
 from typing import Any
@@ -120,6 +121,8 @@ class RaglsServer(LanguageServer):
         self.settings_error: str | None = None
         self.settings_warnings: list[str] = []  # e.g. sensitive keys the workspace file may not set
         self.started = asyncio.Event()  # set once indexing starts (or cannot)
+        self.index_ready = asyncio.Event()  # set once the current indexer's store is open
+        self.status_failures = 0  # status ticks that raised (logged, then reporting goes on)
 
     def report_server_error(self, error: Exception, source: Any) -> None:
         # Unreadable input (malformed or absurdly deep JSON) gets a JSON-RPC parse error, not
@@ -131,33 +134,46 @@ class RaglsServer(LanguageServer):
             )  # type: ignore[arg-type]
 
     # -- lifecycle ---------------------------------------------------------------------------
-    def start_indexing(self) -> None:
+    def start_indexing(self, after: threading.Event | None = None) -> None:
+        """Start an indexer (after `after`, the previous one's `closed`, so it reopens the same
+        index slot) and its supervised watcher."""
         assert self.root is not None
         loop = asyncio.get_running_loop()
         self._wake = asyncio.Event()
         wake = self._wake
+        self.index_ready = asyncio.Event()
+        ready = self.index_ready
 
         def changed() -> None:
             loop.call_soon_threadsafe(wake.set)
+            if idx.ready.is_set():
+                loop.call_soon_threadsafe(ready.set)
 
-        self.indexer = Indexer(self.root, self.settings, on_change=changed)
+        idx = self.indexer = Indexer(self.root, self.settings, on_change=changed, after=after)
         self.indexer.start()
         if self.settings.indexing.watch:
             self.watcher = Watcher(
-                self.root, self.indexer.rules, self.indexer.notify_changes, self.settings.indexing.debounce_ms
+                self.root,
+                self.indexer.rules,
+                self.indexer.notify_changes,
+                self.settings.indexing.debounce_ms,
+                on_restart=self.indexer.request_scan,
             )
             self.watcher.start()
         if self._status_task is None:
             self._status_task = loop.create_task(self._report_status())
         self.started.set()
 
-    def stop_indexing(self, timeout: float = 1.5) -> None:
+    def stop_indexing(self, timeout: float = 1.5) -> threading.Event | None:
+        """Stop watcher and indexer; returns the event set once the indexer closed its store."""
         if self.watcher is not None:
             self.watcher.stop(wait=timeout >= 1)
             self.watcher = None
-        if self.indexer is not None:
-            self.indexer.stop(timeout)
-            self.indexer = None
+        idx, self.indexer = self.indexer, None
+        if idx is None:
+            return None
+        idx.stop(timeout)
+        return idx.closed
 
     async def pull_configuration(self) -> dict[str, Any]:
         caps = self.client_capabilities.workspace
@@ -225,6 +241,7 @@ class RaglsServer(LanguageServer):
                 version=__version__,
                 message=self.settings_error,
                 warnings=list(self.settings_warnings),
+                watching=False,
             )
         total_lookups = snap.cache_hits + snap.cache_misses
         return IndexStatus(
@@ -267,8 +284,9 @@ class RaglsServer(LanguageServer):
             errors=[ErrorOut(path=e.path, message=e.message, time=e.time) for e in snap.errors],
             workspace=str(self.root or ""),
             version=__version__,
-            message=snap.message or self.settings_error,
+            message=snap.message or self.settings_error or (self.watcher.problem if self.watcher else None),
             warnings=list(self.settings_warnings),
+            watching=self.watcher.watching if self.watcher else False,
         )
 
     async def _report_status(self) -> None:
@@ -290,62 +308,68 @@ class RaglsServer(LanguageServer):
                 wake.clear()
             else:
                 await asyncio.sleep(_PROGRESS_INTERVAL)
-            st = self.status()
-            key = (st.state, st.phase)
-            counts = (st.files_total, st.lexical.done, st.dense.done, st.files_failed, st.chunks)
-            now = loop.time()
-            if key != last_key or (counts != last_counts and now - last_sent >= _STATUS_INTERVAL):
-                self.protocol.notify("rag/statusChanged", st.model_dump(by_alias=True))
-                last_key, last_counts, last_sent = key, counts, now
-            if not supports_progress:
-                continue
-            total = max(st.files_total, 1)
-            # Lexical and dense each count for half: "n/N" is the slower (dense) phase.
-            pct = int(100 * (st.lexical.done + st.dense.done + 2 * st.files_failed) / (2 * total))
-            msg = f"{st.dense.done + st.files_failed}/{st.files_total} files"
-            if not st.files_total:
-                msg = "discovering files"
-            elif st.phase == "lexical":
-                msg = f"{st.lexical.done + st.files_failed}/{st.files_total} files (lexical)"
-            # A run that finished between two polls (everything cached) still gets its
-            # begin/end pair, so clients always see indexing start and end.
-            runs = self.indexer.runs if self.indexer else seen_runs
-            missed = runs != seen_runs
-            seen_runs = runs
-            if (st.state == "indexing" or missed) and token is None:
-                token = str(uuid.uuid4())
-                try:
-                    await asyncio.wait_for(self.work_done_progress.create_async(token), 5)
-                except Exception:  # the client refused the token: no progress UI then
-                    token = None
-                    supports_progress = False
+            try:
+                st = self.status()
+                key = (st.state, st.phase)
+                counts = (st.files_total, st.lexical.done, st.dense.done, st.files_failed, st.chunks)
+                now = loop.time()
+                if key != last_key or (counts != last_counts and now - last_sent >= _STATUS_INTERVAL):
+                    self.protocol.notify("rag/statusChanged", st.model_dump(by_alias=True))
+                    last_key, last_counts, last_sent = key, counts, now
+                if not supports_progress:
                     continue
-                begin = f"0/{st.files_total} files" if st.files_total else "discovering files"
-                self.work_done_progress.begin(
-                    token,
-                    types.WorkDoneProgressBegin(
-                        title="ragls: indexing", message=begin, percentage=0, cancellable=False
-                    ),
-                )
-            elif st.state == "indexing" and token is not None:
-                self.work_done_progress.report(
-                    token, types.WorkDoneProgressReport(message=msg, percentage=min(pct, 99))
-                )
-            if st.state != "indexing" and token is not None:
-                end = (
-                    f"{st.files_indexed} files, {st.chunks} chunks"
-                    if st.state == "ready"
-                    else f"error: {st.message or 'see rag/indexStatus'}"
-                )
-                if st.files_failed:
-                    end += f", {st.files_failed} failed"
-                if st.files_total:  # the final count, also for runs too short for a report
-                    done = st.dense.done + st.files_failed
-                    self.work_done_progress.report(
-                        token, types.WorkDoneProgressReport(message=f"{done}/{st.files_total} files", percentage=100)
+                total = max(st.files_total, 1)
+                # Lexical and dense each count for half: "n/N" is the slower (dense) phase.
+                pct = int(100 * (st.lexical.done + st.dense.done + 2 * st.files_failed) / (2 * total))
+                msg = f"{st.dense.done + st.files_failed}/{st.files_total} files"
+                if not st.files_total:
+                    msg = "discovering files"
+                elif st.phase == "lexical":
+                    msg = f"{st.lexical.done + st.files_failed}/{st.files_total} files (lexical)"
+                # A run that finished between two polls (everything cached) still gets its
+                # begin/end pair, so clients always see indexing start and end.
+                runs = self.indexer.runs if self.indexer else seen_runs
+                missed = runs != seen_runs
+                seen_runs = runs
+                if (st.state == "indexing" or missed) and token is None:
+                    token = str(uuid.uuid4())
+                    try:
+                        await asyncio.wait_for(self.work_done_progress.create_async(token), 5)
+                    except Exception:  # the client refused the token: no progress UI then
+                        token = None
+                        supports_progress = False
+                        continue
+                    begin = f"0/{st.files_total} files" if st.files_total else "discovering files"
+                    self.work_done_progress.begin(
+                        token,
+                        types.WorkDoneProgressBegin(
+                            title="ragls: indexing", message=begin, percentage=0, cancellable=False
+                        ),
                     )
-                self.work_done_progress.end(token, types.WorkDoneProgressEnd(message=end))
-                token = None
+                elif st.state == "indexing" and token is not None:
+                    self.work_done_progress.report(
+                        token, types.WorkDoneProgressReport(message=msg, percentage=min(pct, 99))
+                    )
+                if st.state != "indexing" and token is not None:
+                    end = (
+                        f"{st.files_indexed} files, {st.chunks} chunks"
+                        if st.state == "ready"
+                        else f"error: {st.message or 'see rag/indexStatus'}"
+                    )
+                    if st.files_failed:
+                        end += f", {st.files_failed} failed"
+                    if st.files_total:  # the final count, also for runs too short for a report
+                        done = st.dense.done + st.files_failed
+                        self.work_done_progress.report(
+                            token,
+                            types.WorkDoneProgressReport(message=f"{done}/{st.files_total} files", percentage=100),
+                        )
+                    self.work_done_progress.end(token, types.WorkDoneProgressEnd(message=end))
+                    token = None
+            except Exception:  # one bad tick must not end status reporting for the session
+                log.exception("status reporting failed; continuing")
+                self.status_failures += 1
+                await asyncio.sleep(1.0)
 
     # -- documents ---------------------------------------------------------------------------
     def rel_of(self, uri: str) -> str | None:
@@ -430,8 +454,10 @@ async def on_config(ls: RaglsServer, params: types.DidChangeConfigurationParams)
     if old.model_dump(exclude={"retrieval", "log_level"}) != ls.settings.model_dump(exclude={"retrieval", "log_level"}):
         if ls.indexer is not None and ls.root is not None:
             log.info("settings changed: restarting the indexer")
-            await asyncio.to_thread(ls.stop_indexing)
-            ls.start_indexing()
+            # The old worker finishes its batch and closes the store; the new one waits for
+            # that (off this thread) and reopens the same slot, never an alt-N one.
+            closed = await asyncio.to_thread(ls.stop_indexing, 10.0)
+            ls.start_indexing(after=closed)
 
 
 @server.feature(types.TEXT_DOCUMENT_DID_OPEN)
@@ -486,6 +512,7 @@ def rag_reindex(ls: RaglsServer, params: Any) -> dict[str, Any]:
         ls.start_indexing()
         return {"started": True}
     busy = ls.indexer.busy()
+    ls.indexer.retry_now()
     ls.indexer.request_scan(full=p.full)
     return {"started": not busy}
 
@@ -512,7 +539,9 @@ async def rag_retrieve(ls: RaglsServer, params: Any) -> dict[str, Any]:
         empty.error = ls.settings_error or "indexing has not started"
         return empty.model_dump(by_alias=True)
     if not idx.ready.is_set():
-        await asyncio.to_thread(idx.ready.wait, 30)
+        # Waits on the event loop, not on a thread: early requests cannot starve the pool.
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(ls.index_ready.wait(), 30)
     if idx.store is None or idx.fatal:
         empty.error = idx.fatal or "index is not available"
         return empty.model_dump(by_alias=True)
@@ -520,12 +549,17 @@ async def rag_retrieve(ls: RaglsServer, params: Any) -> dict[str, Any]:
     if spec is not None:
         allowed = [path for path in idx.indexed_paths() if spec.match_file(path)]
     degraded: str | None = None
+    rsettings = ls.settings.retrieval
+    if idx.breaker.is_open:
+        # The provider is known to be down: do not make the user wait for its timeouts.
+        rsettings = rsettings.model_copy(update={"mode": "lexical"})
+        degraded = f"dense search paused, the embedding provider is down ({idx.breaker.last_error}); lexical only"
     try:
         res = await asyncio.to_thread(
             retrieve,
             idx.store,
             idx.embedder,
-            ls.settings.retrieval,
+            rsettings,
             p.query,
             p.top_k,
             p.max_chars,

@@ -7,13 +7,14 @@ import re
 from pathlib import Path
 
 from ragls.config import Settings, cache_root
-from ragls.store.base import PointData, SearchRequest, Store, StoredHit, StoreError, StoreLocked
+from ragls.store.base import PointData, SearchRequest, Store, StoredHit, StoreError, StoreFull, StoreLocked
 
 __all__ = [
     "PointData",
     "SearchRequest",
     "Store",
     "StoreError",
+    "StoreFull",
     "StoreLocked",
     "StoredHit",
     "index_dir",

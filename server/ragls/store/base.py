@@ -20,6 +20,14 @@ class StoreLocked(StoreError):
     """Another process holds the embedded store."""
 
 
+class StoreFull(StoreError):
+    """Not enough free space to write safely; nothing was written. Retry when space returns."""
+
+    def __init__(self, message: str, need: int = 0, where: str = "") -> None:
+        super().__init__(message)
+        self.need, self.where = need, where
+
+
 @dataclass
 class PointData:
     id: str

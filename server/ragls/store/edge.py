@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shutil
 import threading
 import uuid
 from pathlib import Path
@@ -17,8 +18,20 @@ from ragls.store.base import (
     SearchRequest,
     StoredHit,
     StoreError,
+    StoreFull,
     StoreLocked,
 )
+
+# Qdrant Edge writes through memory maps: a write past the free space kills the process with
+# SIGBUS instead of raising. So every write is checked against the free space first. Measured
+# on tmpfs: a new shard takes ~7.3 MB, a point ~2x its raw size; both are charged with room.
+_CREATE_BYTES = 12 << 20
+_MARGIN_BYTES = 4 << 20
+_GROWTH = 3
+
+
+def _mb(n: float) -> str:
+    return f"{n / 1e6:.1f} MB"
 
 
 class EdgeStore:
@@ -32,11 +45,19 @@ class EdgeStore:
             sparse_vectors={LEXICAL: qe.EdgeSparseVectorParams(modifier=qe.Modifier.Idf)},
         )
         directory.parent.mkdir(parents=True, exist_ok=True)
+        self._dir = directory.parent
+        self._readers = 0
+        self._closed = False
+        self._gate = threading.Condition()  # searches vs close
         try:
             if (directory / "wal").exists() or any(directory.glob("segments*")):
+                self._ensure_space(0)
                 self._shard = qe.EdgeShard.load(str(directory), config)
             else:
+                self._ensure_space(_CREATE_BYTES)
                 self._shard = qe.EdgeShard.create(str(directory), config)
+        except StoreError:
+            raise
         except Exception as exc:  # the binding raises plain Exception
             if "WouldBlock" in str(exc):
                 raise StoreLocked(f"index at {directory} is in use by another ragls process") from exc
@@ -46,9 +67,29 @@ class EdgeStore:
         for name in PAYLOAD_INDEXES:
             self._shard.update(qe.UpdateOperation.create_field_index(name, qe.PayloadSchemaType.Keyword))
 
+    def _ensure_space(self, nbytes: int) -> None:
+        """Refuse (StoreFull) a write that could run the filesystem out of space."""
+        need = _GROWTH * nbytes + _MARGIN_BYTES
+        try:
+            free = shutil.disk_usage(self._dir).free
+        except OSError as exc:
+            raise StoreError(f"cannot check free space in {self._dir}: {exc}") from exc
+        if free < need:
+            raise StoreFull(
+                f"no space left in {self._dir}: {_mb(free)} free, about {_mb(need)} needed to continue "
+                "(free some space; indexing resumes by itself)",
+                need,
+                str(self._dir),
+            )
+
+    def _point_bytes(self, p: PointData) -> int:
+        text = p.payload.get("text", "")
+        return (len(text) if isinstance(text, str) else 0) + 4 * self.dimension + 8 * len(p.sparse[0]) + 600
+
     def upsert(self, points: list[PointData]) -> None:
         if not points:
             return
+        self._ensure_space(sum(self._point_bytes(p) for p in points))
         batch = []
         for p in points:
             vec: dict[str, object] = {LEXICAL: qe.SparseVector(p.sparse[0], p.sparse[1])}
@@ -62,6 +103,7 @@ class EdgeStore:
     def set_dense(self, vectors: dict[str, np.ndarray]) -> None:
         if not vectors:
             return
+        self._ensure_space(len(vectors) * (4 * self.dimension + 200))
         pv = [qe.PointVectors(uuid.UUID(i), {DENSE: v.tolist()}) for i, v in vectors.items()]
         with self._write:
             for i in range(0, len(pv), 512):
@@ -70,6 +112,7 @@ class EdgeStore:
     def delete(self, ids: list[str]) -> None:
         if not ids:
             return
+        self._ensure_space(len(ids) * 64)
         with self._write:
             for i in range(0, len(ids), 1024):
                 self._shard.update(qe.UpdateOperation.delete_points([uuid.UUID(x) for x in ids[i : i + 1024]]))
@@ -82,7 +125,25 @@ class EdgeStore:
             must.append(qe.FieldCondition("language", match=qe.MatchAny(req.languages or ["\0none"])))
         return qe.Filter(must=must) if must else None  # type: ignore[arg-type]
 
+    def _enter(self) -> None:
+        with self._gate:
+            if self._closed:
+                raise StoreError("the index is closed (restarting after a settings change); try again")
+            self._readers += 1
+
+    def _leave(self) -> None:
+        with self._gate:
+            self._readers -= 1
+            self._gate.notify_all()
+
     def search(self, req: SearchRequest) -> list[StoredHit]:
+        self._enter()
+        try:
+            return self._search(req)
+        finally:
+            self._leave()
+
+    def _search(self, req: SearchRequest) -> list[StoredHit]:
         flt = self._filter(req)
         prefetch: list[qe.Prefetch] = []
         weights: list[float] = []
@@ -144,6 +205,11 @@ class EdgeStore:
             self._shard.flush()
 
     def close(self) -> None:
+        with self._gate:
+            if self._closed:
+                return
+            self._closed = True  # no new searches; wait for those in flight (they are short)
+            self._gate.wait_for(lambda: self._readers == 0, timeout=10)
         with self._write:
             try:
                 self._shard.flush()
