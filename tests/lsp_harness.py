@@ -30,6 +30,10 @@ class Session:
 
         client.feature("rag/statusChanged")(on_status)
 
+    @property
+    def pid(self) -> int:
+        return self.client._server.pid  # type: ignore[union-attr]
+
     async def request(self, method: str, params: Any) -> Any:
         return to_plain(await self.client.protocol.send_request_async(method, params))
 

@@ -138,7 +138,7 @@ class Indexer:
         self.fault: Fault | None = None
         self._fault_backoff = Backoff(1.0, 60.0)
         self.breaker = CircuitBreaker()
-        self._outage_retried: set[str] = set()
+        self._dense_fail_at: dict[str, float] = {}  # file -> when its last dense batch failed
         # A restart (settings change) opens the same slot only after the previous indexer of
         # this folder closed it: `after` is that indexer's `closed`.
         self._after = after
@@ -718,7 +718,17 @@ class Indexer:
         with self._lock:
             paths = list(self.missing_dense)
             opened = set(self.open_docs)
-        return sorted(paths, key=lambda p: (p not in opened, -(self.records[p].mtime_ns if p in self.records else 0)))
+            failed_at = dict(self._dense_fail_at)
+        # Open files first, files whose last try failed last (so one bad file cannot block the
+        # rest), then the most recently modified.
+        return sorted(
+            paths,
+            key=lambda p: (
+                p not in opened,
+                failed_at.get(p, 0.0),
+                -(self.records[p].mtime_ns if p in self.records else 0),
+            ),
+        )
 
     def _dense_step(self) -> None:
         assert self.store is not None and self.manifest is not None and self.cache is not None
@@ -750,7 +760,7 @@ class Indexer:
                 self._dense_failed(sorted({p for p, _, _ in part}), exc)
                 return
             if self.breaker.record_success():
-                self._resume_after_outage()
+                log.info("embedding provider is back; dense indexing resumes")
             self.embeds += len(texts)
             log.debug("embedded %d chunks", len(texts))
             # The window was read before embedding: a change handled since may have removed ids.
@@ -769,6 +779,7 @@ class Indexer:
                     if not rest:
                         del self.missing_dense[p]
                         self.failed.pop(p, None)
+                        self._dense_fail_at.pop(p, None)
                         if p in self.records:
                             self.records[p].status = DENSE
                             done_paths.append(p)
@@ -804,25 +815,16 @@ class Indexer:
         if not was_open:
             for p in paths:
                 self._error(p, f"embedding failed: {exc}")
-        if now_open:
-            if not was_open:
-                log.warning("%s", self.breaker.describe())
-            # The files of the failing batch count as failed (their lexical chunks stay
-            # searchable); they get one more try when the provider is back, else on the next scan.
-            with self._lock:
-                for p in paths:
-                    self.failed[p] = f"embedding failed: {exc}"
-                    if p in self.missing_dense:
-                        self.dense_failed[p] = self.missing_dense.pop(p)
-
-    def _resume_after_outage(self) -> None:
-        log.info("embedding provider is back; dense indexing resumes")
+        now = time.monotonic()
         with self._lock:
-            back = [p for p in self.dense_failed if p not in self._outage_retried]
-            for p in back:
-                self.missing_dense.setdefault(p, []).extend(self.dense_failed.pop(p))
-                self.failed.pop(p, None)
-                self._outage_retried.add(p)
+            for p in paths:
+                self._dense_fail_at[p] = now
+                if now_open:
+                    # Counted as failed while the provider is down (their lexical chunks stay
+                    # searchable); they stay queued, so the probe and the recovery pick them up.
+                    self.failed[p] = f"embedding failed: {exc}"
+        if now_open and not was_open:
+            log.warning("%s", self.breaker.describe())
 
 
 def _is_disk_full(exc: Exception) -> bool:

@@ -46,7 +46,7 @@ def fake_vector(text: str, dim: int) -> list[float]:
 
 
 class FakeProviders:
-    def __init__(self, dim: int = 8) -> None:
+    def __init__(self, dim: int = 8, port: int = 0) -> None:
         self.dim = dim
         self.scripts: dict[str, list[Reply]] = defaultdict(list)
         self.seen: list[Seen] = []
@@ -56,7 +56,7 @@ class FakeProviders:
         self.in_flight = 0
         self.max_in_flight = 0
         self._lock = threading.Lock()
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
+        self._server = ThreadingHTTPServer(("127.0.0.1", port), self._handler())
         self._server.daemon_threads = True
         self._thread = threading.Thread(target=self._server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
 

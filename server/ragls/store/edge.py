@@ -25,7 +25,7 @@ from ragls.store.base import (
 # Qdrant Edge writes through memory maps: a write past the free space kills the process with
 # SIGBUS instead of raising. So every write is checked against the free space first. Measured
 # on tmpfs: a new shard takes ~7.3 MB, a point ~2x its raw size; both are charged with room.
-_CREATE_BYTES = 12 << 20
+_CREATE_BYTES = 8 << 20
 _MARGIN_BYTES = 4 << 20
 _GROWTH = 3
 
@@ -54,7 +54,7 @@ class EdgeStore:
                 self._ensure_space(0)
                 self._shard = qe.EdgeShard.load(str(directory), config)
             else:
-                self._ensure_space(_CREATE_BYTES)
+                self._ensure_space(_CREATE_BYTES, growth=1)
                 self._shard = qe.EdgeShard.create(str(directory), config)
         except StoreError:
             raise
@@ -67,9 +67,9 @@ class EdgeStore:
         for name in PAYLOAD_INDEXES:
             self._shard.update(qe.UpdateOperation.create_field_index(name, qe.PayloadSchemaType.Keyword))
 
-    def _ensure_space(self, nbytes: int) -> None:
+    def _ensure_space(self, nbytes: int, growth: int = _GROWTH) -> None:
         """Refuse (StoreFull) a write that could run the filesystem out of space."""
-        need = _GROWTH * nbytes + _MARGIN_BYTES
+        need = growth * nbytes + _MARGIN_BYTES
         try:
             free = shutil.disk_usage(self._dir).free
         except OSError as exc:

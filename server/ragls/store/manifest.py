@@ -33,7 +33,9 @@ class FileRecord:
 class Manifest:
     def __init__(self, path: Path) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
-        self._db = sqlite3.connect(str(path), check_same_thread=False, timeout=30)
+        # One writer per manifest (one process per slot); a lock held longer than this is a
+        # fault the indexer retries with backoff, not a reason to freeze the worker.
+        self._db = sqlite3.connect(str(path), check_same_thread=False, timeout=5)
         self._db.execute("PRAGMA journal_mode=WAL")
         self._db.execute("PRAGMA synchronous=NORMAL")
         self._db.execute(

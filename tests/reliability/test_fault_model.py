@@ -1,0 +1,194 @@
+"""The indexer's fault model (docs/reliability.md) under real faults: a filesystem that fills
+up, an embedding provider that goes away and comes back, a manifest that is locked, a
+settings change mid-index, a watch that goes deaf. For each: the process stays idle while it
+waits, the status says what happened, it recovers by itself, and the index stays consistent."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import shutil
+import socket
+import sqlite3
+import subprocess
+import time
+import uuid
+from pathlib import Path
+
+import pytest
+from lsprotocol import types
+
+from tests.conftest import IN_CI
+from tests.lsp_harness import Session, Starter
+from tests.reliability.conftest import generated_workspace, run_cli
+from tests.unit.fake_providers import FakeProviders
+
+_TICKS = os.sysconf("SC_CLK_TCK")
+
+
+def cpu_percent(pid: int, seconds: float = 3.0) -> float:
+    """CPU use of a process over a window, from /proc (user + system, all threads)."""
+
+    def ticks() -> int:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        return int(fields[11]) + int(fields[12])
+
+    t0, c0 = time.monotonic(), ticks()
+    time.sleep(seconds)
+    return 100.0 * (ticks() - c0) / _TICKS / (time.monotonic() - t0)
+
+
+async def wait_status(s: Session, check, timeout: float, what: str) -> dict:  # type: ignore[no-untyped-def]
+    deadline = time.monotonic() + timeout
+    st: dict = {}
+    while time.monotonic() < deadline:
+        st = await s.status()
+        if check(st):
+            return st
+        await asyncio.sleep(0.2)
+    raise AssertionError(f"{what}: not seen within {timeout}s; last status {st}")
+
+
+def alt_slots(cache: Path) -> list[Path]:
+    return list((cache / "index").glob("*/*/alt-*"))
+
+
+def check_consistent(root: Path, cache: Path) -> None:
+    code, report, err = run_cli(["check", str(root)], cache)
+    assert code == 0 and isinstance(report, dict) and report["consistent"], (report, err[-2000:])
+
+
+@pytest.fixture
+def tmpfs(tmp_path: Path):  # type: ignore[no-untyped-def]
+    if os.geteuid() != 0 or not shutil.which("mount"):
+        if IN_CI:
+            pytest.fail("the full-disk test needs root to mount a tmpfs")
+        pytest.skip("needs root to mount a tmpfs")
+    mnt = tmp_path / "small-disk"
+    mnt.mkdir()
+    subprocess.run(["mount", "-t", "tmpfs", "-o", "size=20m", "tmpfs", str(mnt)], check=True)
+    try:
+        yield mnt
+    finally:
+        subprocess.run(["umount", "-l", str(mnt)], check=False)
+
+
+async def test_full_disk_pauses_indexing_and_resumes_when_space_returns(
+    start: Starter, tmp_path: Path, tmpfs: Path
+) -> None:
+    ws = generated_workspace(tmp_path / "big", files=300, functions=4)
+    s = await start(root=ws, env={"RAGLS_CACHE_DIR": str(tmpfs)})
+    st = await wait_status(s, lambda st: "no space left" in (st["message"] or ""), 240, "the disk-full error state")
+    assert st["state"] == "error" and str(tmpfs) in st["message"]
+    # Still alive (a mapped write past the free space would have killed it with SIGBUS), idle
+    # while it waits, and still answering from what is indexed.
+    cpu = cpu_percent(s.pid)
+    assert cpu < 5.0, f"{cpu:.1f}% CPU while waiting for disk space"
+    res = await s.retrieve("parse the cache for item", topK=3)
+    assert res["chunks"], res
+    subprocess.run(["mount", "-o", "remount,size=96m", str(tmpfs)], check=True)
+    st = await wait_status(s, lambda st: st["state"] == "ready", 300, "recovery once space returned")
+    assert st["filesFailed"] == 0 and st["filesIndexed"] == st["filesTotal"] == 300
+    assert not alt_slots(tmpfs)
+    await s.close()
+    check_consistent(ws, tmpfs)
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+async def test_provider_down_pauses_dense_then_resumes(start: Starter, workspace: Path, fresh_cache: Path) -> None:
+    port = _free_port()
+    embedder = {
+        "provider": "ollama",
+        "baseUrl": f"http://127.0.0.1:{port}",
+        "model": "tiny",
+        "dimensions": 8,
+        "maxRetries": 1,
+        "retryBaseMs": 1,
+        "timeoutS": 2,
+    }
+    t_down = time.monotonic()
+    # The provider is down from the start (nothing listens on its port) for 30 s.
+    s = await start(env={"RAGLS_CACHE_DIR": str(fresh_cache)}, init={"embedder": embedder})
+    st = await wait_status(s, lambda st: st["phase"] == "paused", 90, "dense paused")
+    assert st["state"] == "error" and "dense paused" in st["message"] and "next try at" in st["message"]
+    assert st["lexical"]["done"] == 8  # lexical work was not held up
+    cpu = cpu_percent(s.pid)
+    assert cpu < 5.0, f"{cpu:.1f}% CPU while the provider is down"
+    t0 = time.monotonic()
+    res = await s.retrieve("invoice compute_total", topK=3)
+    assert time.monotonic() - t0 < 5, "retrieve waited for a provider known to be down"
+    assert res["chunks"] and "lexical only" in (res["error"] or "")
+    await asyncio.sleep(max(0.0, 30 - (time.monotonic() - t_down)))
+    with FakeProviders(dim=8, port=port) as back:
+        st = await wait_status(s, lambda st: st["state"] == "ready", 120, "dense resumed")
+        assert back.requests("/api/embed")
+    assert st["filesFailed"] == 0 and st["filesIndexed"] == st["filesTotal"] == 8
+    states = [n["state"] for n in s.status_notes]
+    assert "error" in states and states[-1] == "ready"
+
+
+async def test_locked_manifest_is_retried_not_lost(start: Starter, workspace: Path, fresh_cache: Path) -> None:
+    s = await start(env={"RAGLS_CACHE_DIR": str(fresh_cache)})
+    await s.wait_ready()
+    [manifest] = list((fresh_cache / "index").glob("*/*/manifest.sqlite"))
+    db = sqlite3.connect(manifest, timeout=1, isolation_level=None)
+    db.execute("BEGIN EXCLUSIVE")
+    marker = "locked_" + uuid.uuid4().hex[:10]
+    (workspace / "late.py").write_text(f"def {marker}():\n    return 1\n")
+    st = await wait_status(s, lambda st: "manifest error" in (st["message"] or ""), 30, "the manifest fault")
+    assert st["state"] == "error"
+    cpu = cpu_percent(s.pid, 2.0)
+    db.execute("ROLLBACK")
+    db.close()
+    assert cpu < 5.0, f"{cpu:.1f}% CPU while the manifest is locked"
+
+    async def found() -> bool:
+        return any(marker in c["content"] for c in (await s.retrieve(marker, topK=3))["chunks"])
+
+    await s.eventually(found, timeout=30)
+    st = await wait_status(s, lambda st: st["state"] == "ready", 60, "ready again")
+    assert any("manifest error" in e["message"] for e in st["errors"])
+    await s.close()
+    check_consistent(workspace, fresh_cache)
+
+
+async def test_settings_change_mid_index_reopens_the_same_slot(
+    start: Starter, tmp_path: Path, fresh_cache: Path
+) -> None:
+    ws = generated_workspace(tmp_path / "thousand", files=1000, functions=1)
+    s = await start(root=ws, env={"RAGLS_CACHE_DIR": str(fresh_cache)})
+    await wait_status(s, lambda st: st["lexical"]["done"] >= 50, 120, "the lexical pass under way")
+    s.client.workspace_did_change_configuration(
+        types.DidChangeConfigurationParams(settings={"ragls": {"indexing": {"maxChunkChars": 2000}}})
+    )
+    st = await s.wait_ready(300)
+    assert st["filesTotal"] == 1000 and st["filesFailed"] == 0
+    assert "in use by another" not in (st["message"] or "")
+    assert not alt_slots(fresh_cache), alt_slots(fresh_cache)
+    await s.close()
+    check_consistent(ws, fresh_cache)
+
+
+async def test_a_replaced_workspace_folder_is_watched_again(start: Starter, workspace: Path) -> None:
+    s = await start()
+    st = await s.wait_ready()
+    assert st["watching"] is True
+    # The folder is replaced under the watch (a re-clone, an archive extracted over it): the
+    # old watch is deaf; the supervisor must notice, restart it and rescan.
+    old = workspace.with_name("ws-old")
+    workspace.rename(old)
+    shutil.copytree(old, workspace, symlinks=True)
+    marker = "rewatched_" + uuid.uuid4().hex[:10]
+    await asyncio.sleep(2.5)
+    (workspace / "after_replace.py").write_text(f"def {marker}():\n    return 2\n")
+
+    async def found() -> bool:
+        return any(marker in c["content"] for c in (await s.retrieve(marker, topK=3))["chunks"])
+
+    await s.eventually(found, timeout=30)
+    assert (await s.status())["watching"] is True
