@@ -11,7 +11,11 @@ import dev.ragls.core.server.ClientSettings;
 import org.jetbrains.annotations.NotNull;
 import org.jetbrains.annotations.Nullable;
 
+import java.nio.file.InvalidPathException;
+import java.nio.file.Path;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
 
 /**
  * Application-level settings (Settings | Tools | ragls), stored in {@code ragls.xml}.
@@ -30,6 +34,11 @@ public final class RaglsSettings implements PersistentStateComponent<RaglsSettin
         public String chatBaseUrl = ChatConfig.OLLAMA_BASE_URL;
         public String chatModel = ChatConfig.DEFAULT_MODEL;
         public int chatTimeoutSeconds = 120;
+        /**
+         * Project folders whose own {@code .venv/bin/ragls} may be started, one absolute path per line.
+         * IDE-level only (ragls.xml in the IDE's config folder): a project cannot add itself.
+         */
+        public String trustedFolders = "";
     }
 
     private State state = new State();
@@ -46,6 +55,26 @@ public final class RaglsSettings implements PersistentStateComponent<RaglsSettin
     @Override
     public void loadState(@NotNull State loaded) {
         XmlSerializerUtil.copyBean(loaded, state);
+    }
+
+    /** The trusted folders as absolute paths; blank lines and relative entries are ignored. */
+    public List<Path> trustedFolders() {
+        List<Path> out = new ArrayList<>();
+        for (String line : state.trustedFolders.split("\\R")) {
+            String t = line.strip();
+            if (t.isEmpty()) {
+                continue;
+            }
+            try {
+                Path p = Path.of(t);
+                if (p.isAbsolute()) {
+                    out.add(p);
+                }
+            } catch (InvalidPathException ignored) {
+                // shown as typed; never trusted
+            }
+        }
+        return out;
     }
 
     public ClientSettings clientSettings() {
