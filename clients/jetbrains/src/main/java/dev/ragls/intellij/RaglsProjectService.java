@@ -143,6 +143,7 @@ public final class RaglsProjectService implements Disposable {
 
     public void stop(boolean byUser) {
         cancelPendingRestart();
+        lifecycle.pluginStopping();
         LanguageServerManager.getInstance(project).stop(SERVER_ID,
                 new LanguageServerManager.StopOptions().setWillDisable(false));
         if (byUser) {
@@ -186,9 +187,10 @@ public final class RaglsProjectService implements Disposable {
         n.notify(project);
     }
 
-    public void onProcessStarting(ServerLocator.Result located) {
-        lifecycle.starting(located.explain());
+    /** Returns the process generation to pass back to {@link #onProcessTerminated}. */
+    public long onProcessStarting(ServerLocator.Result located) {
         log("starting " + located.path() + " (" + located.source() + ")");
+        return lifecycle.processStarted(located.explain());
     }
 
     /** Every LSP4IJ status transition (from {@code LSPClientFeatures}), including stops from its own UI. */
@@ -209,9 +211,10 @@ public final class RaglsProjectService implements Disposable {
     }
 
     /** From the process watch: an exit we did not ask for is a crash, restarted with backoff. */
-    public void onProcessTerminated(int exitCode, boolean expected, Duration uptime) {
+    public void onProcessTerminated(long generation, int exitCode, boolean expected, Duration uptime) {
         log("process exited with code " + exitCode + " after " + uptime.toSeconds() + " s" + (expected ? "" : " (unexpected)"));
-        ServerLifecycle.Decision d = lifecycle.processExited(exitCode, expected, uptime, disposed || project.isDisposed());
+        ServerLifecycle.Decision d = lifecycle.processExited(generation, exitCode, expected, uptime,
+                disposed || project.isDisposed());
         switch (d.kind()) {
             case GIVE_UP -> {
                 Notification n = NotificationGroupManager.getInstance().getNotificationGroup(NOTIFICATION_GROUP)

@@ -28,9 +28,12 @@ class ServerLifecycleTest {
     private final ServerLifecycle life = new ServerLifecycle(status,
             new Backoff(Duration.ofSeconds(1), Duration.ofSeconds(8), 2.0, 3, Duration.ofMinutes(2)));
 
+    private long gen;
+
     private void running() {
         life.starting("Using /usr/bin/ragls (PATH).");
-        assertTrue(life.hostStatus(HostStatus.STARTING) == false);
+        gen = life.processStarted("Using /usr/bin/ragls (PATH).");
+        assertFalse(life.hostStatus(HostStatus.STARTING));
         assertTrue(life.hostStatus(HostStatus.STARTED), "started: ask rag/indexStatus");
         assertEquals(ServerState.RUNNING, status.serverState());
         assertTrue(life.serverUsable());
@@ -47,7 +50,7 @@ class ServerLifecycleTest {
         assertTrue(status.details().contains(ServerLifecycle.STOPPED_BY_HOST), status.details().toString());
         assertFalse(life.serverUsable(), "a retrieve now must fail fast instead of restarting the server");
         // the process exit that follows (asked for by LSP4IJ) changes nothing and restarts nothing
-        assertEquals(Decision.Kind.NONE, life.processExited(0, true, Duration.ofMinutes(5), false).kind());
+        assertEquals(Decision.Kind.NONE, life.processExited(gen, 0, true, Duration.ofMinutes(5), false).kind());
         assertEquals(ServerState.STOPPED, status.serverState());
         // a start from the host's UI brings it back
         life.hostStatus(HostStatus.STARTING);
@@ -59,7 +62,7 @@ class ServerLifecycleTest {
     @Test
     void anExpectedExitSeenBeforeTheHostsStatusStillStops() {
         running();
-        assertEquals(Decision.Kind.NONE, life.processExited(0, true, Duration.ofSeconds(30), false).kind());
+        assertEquals(Decision.Kind.NONE, life.processExited(gen, 0, true, Duration.ofSeconds(30), false).kind());
         assertEquals(ServerState.STOPPED, status.serverState());
         life.hostStatus(HostStatus.STOPPED);
         assertEquals(ServerState.STOPPED, status.serverState());
@@ -69,19 +72,42 @@ class ServerLifecycleTest {
     void aCrashRestartsWithBackoffEvenAfterTheHostSaysStopped() {
         running();
         life.hostStatus(HostStatus.STOPPED); // LSP4IJ may report the stop before the exit arrives
-        Decision d = life.processExited(1, false, Duration.ofMillis(50), false);
+        Decision d = life.processExited(gen, 1, false, Duration.ofMillis(50), false);
         assertEquals(Decision.Kind.RESTART, d.kind());
         assertEquals(Duration.ofSeconds(1), d.delay());
         assertEquals(ServerState.RESTARTING, status.serverState());
         assertEquals(StatusText.ERROR, status.text());
         life.hostStatus(HostStatus.STOPPED);
         assertEquals(ServerState.RESTARTING, status.serverState(), "a late 'stopped' does not hide the pending restart");
-        assertEquals(Duration.ofSeconds(2), life.processExited(1, false, Duration.ZERO, false).delay());
-        assertEquals(Duration.ofSeconds(4), life.processExited(1, false, Duration.ZERO, false).delay());
-        assertEquals(Decision.Kind.GIVE_UP, life.processExited(1, false, Duration.ZERO, false).kind());
+        assertEquals(Duration.ofSeconds(2), life.processExited(gen, 1, false, Duration.ZERO, false).delay());
+        assertEquals(Duration.ofSeconds(4), life.processExited(gen, 1, false, Duration.ZERO, false).delay());
+        assertEquals(Decision.Kind.GIVE_UP, life.processExited(gen, 1, false, Duration.ZERO, false).kind());
         assertEquals(ServerState.FAILED, status.serverState());
         life.userRestart();
-        assertEquals(Duration.ofSeconds(1), life.processExited(1, false, Duration.ZERO, false).delay());
+        assertEquals(Duration.ofSeconds(1), life.processExited(gen, 1, false, Duration.ZERO, false).delay());
+    }
+
+    @Test
+    void aRestartByThePluginIsNotMistakenForAStopOrACrash() {
+        running();
+        long old = gen;
+        life.userRestart();
+        life.pluginStopping();
+        life.starting("Using /usr/bin/ragls (PATH).");
+        life.hostStatus(HostStatus.STOPPING);
+        life.hostStatus(HostStatus.STOPPED); // the old server's stop, caused by the plugin
+        assertEquals(ServerState.STARTING, status.serverState());
+        gen = life.processStarted("Using /usr/bin/ragls (PATH).");
+        life.hostStatus(HostStatus.STARTING);
+        assertTrue(life.hostStatus(HostStatus.STARTED));
+        // the old process's exit arrives late: expected or not, it concerns a server that is gone
+        assertEquals(Decision.Kind.NONE, life.processExited(old, 0, true, Duration.ofMinutes(1), false).kind());
+        assertEquals(Decision.Kind.NONE, life.processExited(old, 1, false, Duration.ZERO, false).kind());
+        assertEquals(ServerState.RUNNING, status.serverState());
+        assertTrue(life.serverUsable());
+        // and a later stop from LSP4IJ's UI is mirrored again
+        life.hostStatus(HostStatus.STOPPED);
+        assertEquals(ServerState.STOPPED, status.serverState());
     }
 
     @Test
@@ -96,7 +122,7 @@ class ServerLifecycleTest {
     @Test
     void shutdownExitsRestartNothing() {
         running();
-        assertEquals(Decision.Kind.NONE, life.processExited(137, false, Duration.ZERO, true).kind());
+        assertEquals(Decision.Kind.NONE, life.processExited(gen, 137, false, Duration.ZERO, true).kind());
         assertEquals(ServerState.RUNNING, status.serverState());
     }
 

@@ -53,12 +53,13 @@ public final class RaglsConnectionProvider extends OSProcessStreamConnectionProv
             cl.withWorkDirectory(project.getBasePath());
         }
         setCommandLine(cl);
-        service.onProcessStarting(located);
+        long generation = service.onProcessStarting(located);
         long startedAt = System.nanoTime();
         super.start();
         OSProcessHandler handler = getProcessHandler();
         if (handler != null) {
-            watch = ProcessWatch.watch(handler.getProcess(), startedAt, service::onProcessTerminated);
+            watch = ProcessWatch.watch(handler.getProcess(), startedAt,
+                    (code, expected, uptime) -> service.onProcessTerminated(generation, code, expected, uptime));
         }
     }
 

@@ -39,6 +39,10 @@ public final class ServerLifecycle {
 
     private final StatusModel status;
     private final Backoff backoff;
+    /** Identifies the latest process: exits of older ones (a restart's old server) change nothing. */
+    private long generation;
+    /** The plugin itself is stopping the server (restart, settings): the host's "stopped" is ours. */
+    private boolean pluginStopping;
 
     public ServerLifecycle(StatusModel status, Backoff backoff) {
         this.status = status;
@@ -56,6 +60,17 @@ public final class ServerLifecycle {
     /** The plugin asks the host to start ragls at {@code located}. */
     public synchronized void starting(String detail) {
         status.setServerState(ServerState.STARTING, detail);
+    }
+
+    /** A new server process is being launched; returns its generation for {@link #processExited}. */
+    public synchronized long processStarted(String detail) {
+        status.setServerState(ServerState.STARTING, detail);
+        return ++generation;
+    }
+
+    /** The plugin is about to stop the server itself (restart, settings change). */
+    public synchronized void pluginStopping() {
+        pluginStopping = true;
     }
 
     /** The host refused to start ragls because the user disabled it there. */
@@ -95,9 +110,15 @@ public final class ServerLifecycle {
                 }
                 return false;
             case STARTED:
+                pluginStopping = false;
                 status.setServerState(ServerState.RUNNING, null);
                 return true;
             case STOPPED:
+                if (pluginStopping) {
+                    // our own restart or settings change: the plugin already set the state
+                    pluginStopping = false;
+                    return false;
+                }
                 // a stop nobody in the plugin asked for (the host's Stop button): say so, so that
                 // nothing calls the server and silently starts it again
                 if (now == ServerState.RUNNING || now == ServerState.STARTING) {
@@ -109,14 +130,15 @@ public final class ServerLifecycle {
         }
     }
 
-    /** The process exited; decides whether to restart it. */
-    public synchronized Decision processExited(int exitCode, boolean expected, Duration uptime, boolean shuttingDown) {
-        if (shuttingDown) {
+    /** The process of {@code processGeneration} exited; decides whether to restart it. */
+    public synchronized Decision processExited(long processGeneration, int exitCode, boolean expected, Duration uptime,
+                                               boolean shuttingDown) {
+        if (shuttingDown || processGeneration != generation) {
             return Decision.NONE;
         }
         ServerState now = status.serverState();
         if (expected) {
-            if (now == ServerState.RUNNING || now == ServerState.STARTING) {
+            if (!pluginStopping && (now == ServerState.RUNNING || now == ServerState.STARTING)) {
                 status.setServerState(ServerState.STOPPED, STOPPED_BY_HOST);
             }
             return Decision.NONE;
