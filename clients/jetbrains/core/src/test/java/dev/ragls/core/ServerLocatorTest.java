@@ -94,6 +94,14 @@ class ServerLocatorTest {
     }
 
     @Test
+    void trustedFoldersSettingKeepsOnlyAbsolutePaths() {
+        String text = "  /home/me/proj  \n\n relative/dir\n.\n/opt/other\r\n~/x\n";
+        assertEquals(List.of(Path.of("/home/me/proj"), Path.of("/opt/other")), ServerLocator.parseTrustedFolders(text));
+        assertEquals(List.of(), ServerLocator.parseTrustedFolders(""));
+        assertEquals(List.of(), ServerLocator.parseTrustedFolders(null));
+    }
+
+    @Test
     void backoffGrowsCapsAndGivesUp() {
         Backoff b = new Backoff(Duration.ofSeconds(1), Duration.ofSeconds(5), 2.0, 4, Duration.ofMinutes(1));
         assertEquals(Duration.ofSeconds(1), b.onCrash(Duration.ofSeconds(1)));

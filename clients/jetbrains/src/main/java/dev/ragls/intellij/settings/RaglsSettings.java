@@ -8,13 +8,12 @@ import com.intellij.util.xmlb.XmlSerializerUtil;
 import dev.ragls.core.chat.ChatConfig;
 import dev.ragls.core.chat.RagChat;
 import dev.ragls.core.server.ClientSettings;
+import dev.ragls.core.server.ServerLocator;
 import org.jetbrains.annotations.NotNull;
 import org.jetbrains.annotations.Nullable;
 
-import java.nio.file.InvalidPathException;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.List;
 
 /**
@@ -57,24 +56,9 @@ public final class RaglsSettings implements PersistentStateComponent<RaglsSettin
         XmlSerializerUtil.copyBean(loaded, state);
     }
 
-    /** The trusted folders as absolute paths; blank lines and relative entries are ignored. */
+    /** The trusted folders as absolute paths (see {@link ServerLocator#parseTrustedFolders}). */
     public List<Path> trustedFolders() {
-        List<Path> out = new ArrayList<>();
-        for (String line : state.trustedFolders.split("\\R")) {
-            String t = line.strip();
-            if (t.isEmpty()) {
-                continue;
-            }
-            try {
-                Path p = Path.of(t);
-                if (p.isAbsolute()) {
-                    out.add(p);
-                }
-            } catch (InvalidPathException ignored) {
-                // shown as typed; never trusted
-            }
-        }
-        return out;
+        return ServerLocator.parseTrustedFolders(state.trustedFolders);
     }
 
     public ClientSettings clientSettings() {

@@ -139,6 +139,32 @@ public final class ServerLocator {
         return null;
     }
 
+    /**
+     * The trusted-folders setting (one absolute path per line) as paths; blank lines, relative and
+     * malformed entries are dropped, so nothing vague ever becomes trusted.
+     */
+    public static List<Path> parseTrustedFolders(String text) {
+        List<Path> out = new ArrayList<>();
+        if (text == null) {
+            return out;
+        }
+        for (String line : text.split("\\R")) {
+            String t = line.strip();
+            if (t.isEmpty()) {
+                continue;
+            }
+            try {
+                Path p = Path.of(t);
+                if (p.isAbsolute()) {
+                    out.add(p);
+                }
+            } catch (InvalidPathException ignored) {
+                // dropped
+            }
+        }
+        return out;
+    }
+
     /** True when {@code projectRoot} is one of the trusted folders (same real path), not merely inside one. */
     static boolean isTrusted(Path projectRoot, Collection<Path> trustedFolders) {
         if (trustedFolders == null || trustedFolders.isEmpty()) {
