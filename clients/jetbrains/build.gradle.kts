@@ -1,7 +1,10 @@
 // Builds the installable plugin zip: ./gradlew buildPlugin -> build/distributions/ragls-<version>.zip
+import org.jetbrains.intellij.platform.gradle.tasks.VerifyPluginTask.FailureLevel
+
 plugins {
     id("java")
-    id("org.jetbrains.intellij.platform") version "2.20.1"
+    // IntelliJ Platform Gradle Plugin: 2.18.1 is in the plugin's own CHANGELOG (2026-07-10); needs Gradle 9.0+
+    id("org.jetbrains.intellij.platform") version "2.18.1"
 }
 
 group = providers.gradleProperty("pluginGroup").get()
@@ -54,7 +57,17 @@ intellijPlatform {
         }
     }
 
+    // ./gradlew verifyPlugin: IntelliJ Plugin Verifier against the IDEs JetBrains recommends for the
+    // since/until range; fails on broken binary compatibility, an invalid plugin, missing dependencies,
+    // and any use of API scheduled for removal or internal API
     pluginVerification {
+        failureLevel = listOf(
+            FailureLevel.COMPATIBILITY_PROBLEMS,
+            FailureLevel.INVALID_PLUGIN,
+            FailureLevel.MISSING_DEPENDENCIES,
+            FailureLevel.SCHEDULED_FOR_REMOVAL_API_USAGES,
+            FailureLevel.INTERNAL_API_USAGES,
+        )
         ides {
             recommended()
         }

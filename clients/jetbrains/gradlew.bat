@@ -1,7 +1,6 @@
 @rem Gradle launcher for the ragls JetBrains plugin (Windows).
-@rem gradle\wrapper\gradle-wrapper.jar is not committed: generate it once with an installed
-@rem Gradle 9.x:  gradle wrapper --gradle-version 9.2.1  (this also replaces this script).
-@rem Until then this script runs the gradle found on PATH.
+@rem Runs gradle\wrapper\gradle-wrapper.jar (Gradle 9.4.1's wrapper); without it, the gradle on PATH.
+@rem Regenerate jar and scripts with an installed Gradle 9.x:  gradle wrapper --gradle-version 9.4.1
 @echo off
 setlocal
 set APP_HOME=%~dp0
@@ -13,10 +12,10 @@ if exist "%WRAPPER_JAR%" (
 )
 where gradle >nul 2>nul
 if %ERRORLEVEL% equ 0 (
-  echo gradlew: no gradle-wrapper.jar; using gradle from PATH ^(run "gradle wrapper --gradle-version 9.2.1" once^) 1>&2
+  echo gradlew: no gradle-wrapper.jar; using gradle from PATH ^(run "gradle wrapper --gradle-version 9.4.1" once^) 1>&2
   gradle -p "%APP_HOME%." %*
   exit /b %ERRORLEVEL%
 )
 echo gradlew: gradle\wrapper\gradle-wrapper.jar is missing and no gradle is on PATH. 1>&2
-echo Install Gradle 9.x, then run: gradle wrapper --gradle-version 9.2.1 1>&2
+echo Install Gradle 9.x, then run: gradle wrapper --gradle-version 9.4.1 1>&2
 exit /b 1

@@ -13,8 +13,11 @@ import com.intellij.openapi.options.ShowSettingsUtil;
 import com.intellij.openapi.project.Project;
 import com.intellij.openapi.vfs.LocalFileSystem;
 import com.intellij.openapi.vfs.VirtualFile;
+import com.intellij.util.EnvironmentUtil;
 import com.intellij.util.concurrency.AppExecutorUtil;
 import com.redhat.devtools.lsp4ij.LanguageServerManager;
+import com.redhat.devtools.lsp4ij.ServerStatus;
+import com.redhat.devtools.lsp4ij.server.LanguageServerException;
 import dev.ragls.core.chat.RagChat;
 import dev.ragls.core.json.Json;
 import dev.ragls.core.protocol.IndexStatus;
@@ -23,8 +26,9 @@ import dev.ragls.core.protocol.ReindexResult;
 import dev.ragls.core.protocol.RetrieveParams;
 import dev.ragls.core.protocol.RetrieveResult;
 import dev.ragls.core.server.Backoff;
+import dev.ragls.core.server.RequestAwait;
+import dev.ragls.core.server.ServerLifecycle;
 import dev.ragls.core.server.ServerLocator;
-import dev.ragls.core.status.ServerState;
 import dev.ragls.core.status.StatusModel;
 import dev.ragls.intellij.lsp.GsonBridge;
 import dev.ragls.intellij.lsp.RaglsServerApi;
@@ -38,15 +42,15 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
-import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.TimeoutException;
+import java.util.function.BooleanSupplier;
 
 /**
- * One per project: owns the ragls lifecycle as the plugin sees it (locate, start through LSP4IJ,
- * restart with backoff after a crash, notify when missing), the status model behind the status
- * bar, the log file, and typed access to the {@code rag/*} requests.
+ * One per project: drives the ragls lifecycle (locate, start through LSP4IJ, restart with backoff
+ * after a crash, notify when missing) with the decisions taken by the core's {@link ServerLifecycle},
+ * owns the status model behind the status bar and the log file, and gives typed access to the
+ * {@code rag/*} requests. File checks and start-up run on pooled threads, never on the EDT.
  */
 public final class RaglsProjectService implements Disposable {
     public static final String SERVER_ID = "ragls";
@@ -55,9 +59,10 @@ public final class RaglsProjectService implements Disposable {
 
     private final Project project;
     private final StatusModel status = new StatusModel();
-    private final Backoff backoff = Backoff.defaults();
+    private final ServerLifecycle lifecycle = new ServerLifecycle(status, Backoff.defaults());
     private final RaglsLog log;
     private volatile ScheduledFuture<?> pendingRestart;
+    private volatile ServerLocator.Result located;
     private volatile boolean missingNotified;
     private volatile boolean disposed;
 
@@ -80,19 +85,36 @@ public final class RaglsProjectService implements Disposable {
 
     // ------------------------------------------------------------------ lifecycle
 
+    /**
+     * Looks for ragls (file checks): never on the EDT. PATH comes from the shell environment, the
+     * one the process is launched with (a GUI-launched IDE's own PATH may lack ~/.local/bin).
+     */
     public ServerLocator.Result locateServer() {
         String base = project.getBasePath();
-        return ServerLocator.locate(RaglsSettings.getInstance().getState().serverPath, base == null ? null : Path.of(base));
+        RaglsSettings settings = RaglsSettings.getInstance();
+        ServerLocator.Result r = ServerLocator.locate(settings.getState().serverPath, base == null ? null : Path.of(base),
+                EnvironmentUtil.getEnvironmentMap(), settings.trustedFolders());
+        located = r;
+        return r;
     }
 
-    /** Starts ragls if RAG is enabled and the executable is found. */
+    /** The result of the latest {@link #locateServer()}, or null before the first one. */
+    public ServerLocator.Result lastLocated() {
+        return located;
+    }
+
+    /** Starts ragls if RAG is enabled and the executable is found; returns at once (work runs pooled). */
     public void start() {
         cancelPendingRestart();
-        if (disposed) {
+        ApplicationManager.getApplication().executeOnPooledThread(this::startNow);
+    }
+
+    private void startNow() {
+        if (disposed || project.isDisposed()) {
             return;
         }
         if (!RaglsSettings.getInstance().getState().ragEnabled) {
-            status.setServerState(ServerState.DISABLED, null);
+            lifecycle.disabled();
             return;
         }
         ServerLocator.Result found = locateServer();
@@ -100,14 +122,20 @@ public final class RaglsProjectService implements Disposable {
             onServerMissing(found);
             return;
         }
-        status.setServerState(ServerState.STARTING, found.explain());
-        LanguageServerManager.getInstance(project).start(SERVER_ID,
-                new LanguageServerManager.StartOptions().setForceStart(true));
+        lifecycle.starting(found.explain());
+        try {
+            LanguageServerManager.getInstance(project).start(SERVER_ID,
+                    new LanguageServerManager.StartOptions().setForceStart(true));
+        } catch (LanguageServerException e) {
+            // the user disabled ragls in LSP4IJ's Language Servers settings: respect it, say so
+            log("LSP4IJ refused to start ragls: " + e.getMessage());
+            lifecycle.refusedByHost();
+        }
     }
 
     /** User-requested restart: forgets earlier crashes. */
     public void restart() {
-        backoff.reset();
+        lifecycle.userRestart();
         missingNotified = false;
         stop(false);
         start();
@@ -115,10 +143,11 @@ public final class RaglsProjectService implements Disposable {
 
     public void stop(boolean byUser) {
         cancelPendingRestart();
+        lifecycle.pluginStopping();
         LanguageServerManager.getInstance(project).stop(SERVER_ID,
                 new LanguageServerManager.StopOptions().setWillDisable(false));
         if (byUser) {
-            status.setServerState(ServerState.STOPPED, "Stopped from the IDE.");
+            lifecycle.stoppedByUser();
         }
     }
 
@@ -129,7 +158,7 @@ public final class RaglsProjectService implements Disposable {
                 restart();
             } else {
                 stop(false);
-                status.setServerState(ServerState.DISABLED, null);
+                lifecycle.disabled();
             }
             return;
         }
@@ -139,7 +168,7 @@ public final class RaglsProjectService implements Disposable {
     }
 
     public void onServerMissing(ServerLocator.Result result) {
-        status.setServerState(ServerState.NOT_FOUND, result.explain());
+        lifecycle.notFound(result.explain());
         log("ragls not found: " + result.explain());
         if (missingNotified || disposed) {
             return;
@@ -147,55 +176,65 @@ public final class RaglsProjectService implements Disposable {
         missingNotified = true;
         Notification n = NotificationGroupManager.getInstance().getNotificationGroup(NOTIFICATION_GROUP)
                 .createNotification("ragls server not found",
-                        result.explain() + "<br>Install it into the project's virtualenv "
-                                + "(<code>.venv/bin/pip install ragls</code>, or <code>pip install -e</code> "
-                                + "a ragls checkout) or set its path in Settings | Tools | ragls.",
+                        escapeHtml(result.explain()) + "<br>Install it so that it is on your shell's PATH "
+                                + "(<code>pipx install ragls</code>), or set its path in Settings | Tools | ragls.",
                         NotificationType.WARNING);
         n.addAction(NotificationAction.createSimpleExpiring("Set path\u2026",
                 () -> ShowSettingsUtil.getInstance().showSettingsDialog(project, RaglsConfigurable.class)));
         n.addAction(NotificationAction.createSimple("Copy install command", () -> CopyPasteManager.getInstance()
-                .setContents(new StringSelection("python -m venv .venv && .venv/bin/pip install ragls"))));
+                .setContents(new StringSelection("pipx install ragls"))));
         n.addAction(NotificationAction.createSimpleExpiring("Retry", this::restart));
         n.notify(project);
     }
 
-    public void onProcessStarting(ServerLocator.Result located) {
-        status.setServerState(ServerState.STARTING, located.explain());
+    /** Returns the process generation to pass back to {@link #onProcessTerminated}. */
+    public long onProcessStarting(ServerLocator.Result located) {
         log("starting " + located.path() + " (" + located.source() + ")");
+        return lifecycle.processStarted(located.explain());
     }
 
-    public void onServerStarted() {
-        status.setServerState(ServerState.RUNNING, null);
-        log("initialized");
-        refreshIndexStatus();
+    /** Every LSP4IJ status transition (from {@code LSPClientFeatures}), including stops from its own UI. */
+    public void onHostStatus(@NotNull ServerStatus serverStatus) {
+        ServerLifecycle.HostStatus mirrored = switch (serverStatus) {
+            case starting -> ServerLifecycle.HostStatus.STARTING;
+            case started -> ServerLifecycle.HostStatus.STARTED;
+            case stopping -> ServerLifecycle.HostStatus.STOPPING;
+            case stopped -> ServerLifecycle.HostStatus.STOPPED;
+            default -> ServerLifecycle.HostStatus.OTHER;
+        };
+        if (mirrored != ServerLifecycle.HostStatus.OTHER) {
+            log("LSP4IJ: " + serverStatus);
+        }
+        if (lifecycle.hostStatus(mirrored)) {
+            refreshIndexStatus();
+        }
     }
 
-    /** From the process listener: an exit we did not ask for is a crash, restarted with backoff. */
-    public void onProcessTerminated(int exitCode, boolean expected, Duration uptime) {
+    /** From the process watch: an exit we did not ask for is a crash, restarted with backoff. */
+    public void onProcessTerminated(long generation, int exitCode, boolean expected, Duration uptime) {
         log("process exited with code " + exitCode + " after " + uptime.toSeconds() + " s" + (expected ? "" : " (unexpected)"));
-        if (expected || disposed || project.isDisposed()) {
-            return;
-        }
-        Duration delay = backoff.onCrash(uptime);
-        if (delay == null) {
-            status.setServerState(ServerState.FAILED, "Exit code " + exitCode + "; gave up after "
-                    + (backoff.attempts() - 1) + " restarts.");
-            Notification n = NotificationGroupManager.getInstance().getNotificationGroup(NOTIFICATION_GROUP)
-                    .createNotification("ragls keeps crashing", "Exit code " + exitCode
-                            + ". Automatic restarts stopped; see the log.", NotificationType.ERROR);
-            n.addAction(NotificationAction.createSimple("Open log", this::openLog));
-            n.addAction(NotificationAction.createSimpleExpiring("Restart", this::restart));
-            n.notify(project);
-            return;
-        }
-        status.setServerState(ServerState.RESTARTING, "Exit code " + exitCode + "; restarting in "
-                + Math.max(1, delay.toSeconds()) + " s (attempt " + backoff.attempts() + ").");
-        cancelPendingRestart();
-        pendingRestart = AppExecutorUtil.getAppScheduledExecutorService().schedule(() -> {
-            if (!disposed && !project.isDisposed()) {
-                start();
+        ServerLifecycle.Decision d = lifecycle.processExited(generation, exitCode, expected, uptime,
+                disposed || project.isDisposed());
+        switch (d.kind()) {
+            case GIVE_UP -> {
+                Notification n = NotificationGroupManager.getInstance().getNotificationGroup(NOTIFICATION_GROUP)
+                        .createNotification("ragls keeps crashing", "Exit code " + exitCode
+                                + ". Automatic restarts stopped; see the log.", NotificationType.ERROR);
+                n.addAction(NotificationAction.createSimple("Open log", this::openLog));
+                n.addAction(NotificationAction.createSimpleExpiring("Restart", this::restart));
+                n.notify(project);
             }
-        }, delay.toMillis(), TimeUnit.MILLISECONDS);
+            case RESTART -> {
+                cancelPendingRestart();
+                pendingRestart = AppExecutorUtil.getAppScheduledExecutorService().schedule(() -> {
+                    if (!disposed && !project.isDisposed()) {
+                        startNow();
+                    }
+                }, d.delay().toMillis(), TimeUnit.MILLISECONDS);
+            }
+            default -> {
+            }
+        }
     }
 
     private void cancelPendingRestart() {
@@ -219,8 +258,9 @@ public final class RaglsProjectService implements Disposable {
 
     // ------------------------------------------------------------------ rag/* requests
 
+    /** The running server; fails (never starts one) when ragls is not running. */
     private CompletableFuture<RaglsServerApi> server() {
-        if (status.serverState() != ServerState.RUNNING) {
+        if (!lifecycle.serverUsable()) {
             return CompletableFuture.failedFuture(new IllegalStateException("ragls is not running"));
         }
         return LanguageServerManager.getInstance(project).getLanguageServer(SERVER_ID).thenApply(item -> {
@@ -229,11 +269,6 @@ public final class RaglsProjectService implements Disposable {
             }
             return (RaglsServerApi) item.getServer();
         });
-    }
-
-    public CompletableFuture<RetrieveResult> retrieve(RetrieveParams params) {
-        return server().thenCompose(s -> s.retrieve(GsonBridge.toGson(params.toJson())))
-                .thenApply(j -> RetrieveResult.fromJson(GsonBridge.toMap(j)));
     }
 
     public CompletableFuture<IndexStatus> refreshIndexStatus() {
@@ -249,21 +284,22 @@ public final class RaglsProjectService implements Disposable {
                 .thenApply(j -> ReindexResult.fromJson(GsonBridge.toMap(j)));
     }
 
-    /** A blocking retriever for {@link RagChat} (called on a background thread), or null when ragls is down. */
-    public RagChat.Retriever retriever() {
-        if (status.serverState() != ServerState.RUNNING) {
+    /**
+     * A blocking retriever for {@link RagChat} (called on a background thread), or null when ragls is
+     * down. A timeout, {@code cancelled} turning true or an interrupt cancels the request future LSP4J
+     * returned, which sends {@code $/cancelRequest} to the server.
+     */
+    public RagChat.Retriever retriever(@NotNull BooleanSupplier cancelled) {
+        if (!lifecycle.serverUsable()) {
             return null;
         }
         return params -> {
-            try {
-                return retrieve(params).get(RETRIEVE_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS);
-            } catch (ExecutionException e) {
-                Throwable c = e.getCause() instanceof CompletionException && e.getCause().getCause() != null
-                        ? e.getCause().getCause() : e.getCause();
-                throw new Exception(c.getMessage() == null ? c.getClass().getSimpleName() : c.getMessage(), c);
-            } catch (TimeoutException e) {
-                throw new Exception("rag/retrieve took longer than " + RETRIEVE_TIMEOUT.toSeconds() + " s", e);
-            }
+            long t0 = System.nanoTime();
+            RaglsServerApi s = RequestAwait.await(server(), RETRIEVE_TIMEOUT, cancelled, "rag/retrieve");
+            Duration left = RETRIEVE_TIMEOUT.minusNanos(System.nanoTime() - t0);
+            CompletableFuture<JsonObject> request = s.retrieve(GsonBridge.toGson(params.toJson()));
+            JsonObject answer = RequestAwait.await(request, left.isNegative() ? Duration.ZERO : left, cancelled, "rag/retrieve");
+            return RetrieveResult.fromJson(GsonBridge.toMap(answer));
         };
     }
 
@@ -277,14 +313,24 @@ public final class RaglsProjectService implements Disposable {
         return log.file();
     }
 
+    /** Opens the log in an editor: the VFS refresh runs on a pooled thread, only the editor on the EDT. */
     public void openLog() {
-        ApplicationManager.getApplication().invokeLater(() -> {
+        ApplicationManager.getApplication().executeOnPooledThread(() -> {
             VirtualFile vf = LocalFileSystem.getInstance().refreshAndFindFileByNioFile(log.file());
-            if (vf != null && !project.isDisposed()) {
-                vf.refresh(false, false);
-                FileEditorManager.getInstance(project).openFile(vf, true);
+            if (vf == null) {
+                return;
             }
+            vf.refresh(false, false);
+            ApplicationManager.getApplication().invokeLater(() -> {
+                if (!project.isDisposed() && vf.isValid()) {
+                    FileEditorManager.getInstance(project).openFile(vf, true);
+                }
+            });
         });
+    }
+
+    private static String escapeHtml(String s) {
+        return s.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;");
     }
 
     @Override

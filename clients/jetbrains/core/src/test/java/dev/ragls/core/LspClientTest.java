@@ -4,6 +4,7 @@ import dev.ragls.core.json.Json;
 import dev.ragls.core.lsp.LspClient;
 import dev.ragls.core.lsp.LspException;
 import dev.ragls.core.lsp.LspFraming;
+import dev.ragls.core.server.RequestAwait;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -20,10 +21,13 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicBoolean;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
@@ -194,6 +198,51 @@ class LspClientTest {
         Map<String, Object> cancel = nextFromClient();
         assertEquals("$/cancelRequest", cancel.get("method"));
         assertEquals(req.get("id"), Json.getObject(cancel, "params").get("id"));
+    }
+
+    /** Issue 18: the plugin's retrieve wait (RequestAwait) cancels the request future on timeout: $/cancelRequest goes out. */
+    @Test
+    void requestAwaitTimeoutSendsCancelRequest() throws Exception {
+        CompletableFuture<Object> f = client.request("rag/retrieve", Json.obj("query", "q"));
+        assertThrows(TimeoutException.class, () -> RequestAwait.await(f, Duration.ofMillis(200), () -> false, "rag/retrieve"));
+        Map<String, Object> req = nextFromClient();
+        Map<String, Object> cancel = nextFromClient();
+        assertEquals("$/cancelRequest", cancel.get("method"));
+        assertEquals(req.get("id"), Json.getObject(cancel, "params").get("id"));
+    }
+
+    @Test
+    void requestAwaitUserCancelSendsCancelRequest() throws Exception {
+        CompletableFuture<Object> f = client.request("rag/retrieve", Json.obj("query", "q"));
+        long t0 = System.nanoTime();
+        AtomicBoolean stop = new AtomicBoolean();
+        new Thread(() -> {
+            sleep(150);
+            stop.set(true);
+        }).start();
+        assertThrows(CancellationException.class, () -> RequestAwait.await(f, Duration.ofSeconds(30), stop::get, "rag/retrieve"));
+        assertTrue(System.nanoTime() - t0 < TimeUnit.SECONDS.toNanos(5), "cancel is noticed promptly");
+        Map<String, Object> req = nextFromClient();
+        Map<String, Object> cancel = nextFromClient();
+        assertEquals("$/cancelRequest", cancel.get("method"));
+        assertEquals(req.get("id"), Json.getObject(cancel, "params").get("id"));
+    }
+
+    @Test
+    void requestAwaitReturnsTheAnswerAndSendsNoCancel() throws Exception {
+        CompletableFuture<Object> f = client.request("rag/indexStatus", Json.obj());
+        Map<String, Object> req = nextFromClient();
+        serverSends(Json.obj("jsonrpc", "2.0", "id", req.get("id"), "result", Json.obj("state", "ready")));
+        assertEquals(Map.of("state", "ready"), RequestAwait.await(f, Duration.ofSeconds(10), () -> false, "rag/indexStatus"));
+        assertNull(fromClient.poll(300, TimeUnit.MILLISECONDS), "nothing else was sent");
+    }
+
+    private static void sleep(long ms) {
+        try {
+            Thread.sleep(ms);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
     }
 
     @Test

@@ -11,6 +11,7 @@ import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.List;
 import java.util.Map;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -30,31 +31,53 @@ class ServerLocatorTest {
         return p;
     }
 
+    private static Map<String, String> env(String path) {
+        return Map.of("PATH", path, "HOME", "/nonexistent");
+    }
+
     @Test
     void settingWinsAndIsNotSilentlyReplaced() throws IOException {
         Path custom = executable(tmp.resolve("custom/ragls"));
         Path onPath = executable(tmp.resolve("bin/ragls"));
-        ServerLocator.Result r = ServerLocator.locate(custom.toString(), tmp, onPath.getParent().toString(), false);
+        ServerLocator.Result r = ServerLocator.locate(custom.toString(), tmp, env(onPath.getParent().toString()), List.of(), false);
         assertEquals(custom, r.path());
         assertEquals("setting", r.source());
 
-        ServerLocator.Result bad = ServerLocator.locate(tmp.resolve("missing").toString(), tmp, onPath.getParent().toString(), false);
+        ServerLocator.Result bad = ServerLocator.locate(tmp.resolve("missing").toString(), tmp, env(onPath.getParent().toString()), List.of(), false);
         assertFalse(bad.found());
         assertTrue(bad.explain().contains("is not an executable file"), bad.explain());
+
+        ServerLocator.Result relative = ServerLocator.locate("bin/ragls", tmp, env(onPath.getParent().toString()), List.of(), false);
+        assertFalse(relative.found(), "a relative setting would resolve against the IDE's working directory");
+        assertTrue(relative.explain().contains("not absolute"), relative.explain());
     }
 
     @Test
-    void pathBeforeProjectVenv() throws IOException {
-        Path venv = executable(tmp.resolve("proj/.venv/bin/ragls"));
-        Path onPath = executable(tmp.resolve("bin/ragls"));
-        String path = tmp.resolve("empty") + File.pathSeparator + onPath.getParent();
-        ServerLocator.Result r = ServerLocator.locate("", tmp.resolve("proj"), path, false);
-        assertEquals(onPath, r.path());
+    void pathComesFromTheGivenEnvironmentNotTheJvms() throws IOException {
+        // the IDE passes its shell environment (EnvironmentUtil); a GUI-launched JVM's own PATH may lack ~/.local/bin
+        Path shellOnly = executable(tmp.resolve("shell-bin/ragls"));
+        String path = tmp.resolve("empty") + File.pathSeparator + shellOnly.getParent();
+        ServerLocator.Result r = ServerLocator.locate("", tmp.resolve("proj"), env(path), List.of(), false);
+        assertEquals(shellOnly, r.path());
         assertEquals("PATH", r.source());
+        assertFalse(System.getenv().getOrDefault("PATH", "").contains(shellOnly.getParent().toString()));
 
-        ServerLocator.Result v = ServerLocator.locate(null, tmp.resolve("proj"), tmp.resolve("empty").toString(), false);
-        assertEquals(venv, v.path());
-        assertEquals("project .venv", v.source());
+        ServerLocator.Result none = ServerLocator.locate("", tmp.resolve("proj"), Map.of(), List.of(), false);
+        assertFalse(none.found(), "no PATH in the given environment: nothing is found, whatever the JVM's PATH holds");
+    }
+
+    @Test
+    void relativePathEntriesAreSkipped() throws IOException {
+        executable(tmp.resolve("rel/ragls"));
+        ServerLocator.Result r = ServerLocator.locate(null, tmp, env("rel" + File.pathSeparator + "."), List.of(), false);
+        assertFalse(r.found(), r.explain());
+    }
+
+    @Test
+    void windowsPathVariableIsCaseInsensitive() throws IOException {
+        Path exe = executable(tmp.resolve("win/ragls.exe"));
+        ServerLocator.Result r = ServerLocator.locate(null, tmp.resolve("proj"), Map.of("Path", exe.getParent().toString()), List.of(), true);
+        assertEquals(exe, r.path());
     }
 
     @Test
@@ -62,20 +85,20 @@ class ServerLocatorTest {
         Path plain = tmp.resolve("bin/ragls");
         Files.createDirectories(plain.getParent());
         Files.writeString(plain, "not executable");
-        ServerLocator.Result r = ServerLocator.locate(null, tmp.resolve("proj"), plain.getParent().toString(), false);
+        ServerLocator.Result r = ServerLocator.locate(null, tmp.resolve("proj"), env(plain.getParent().toString()), List.of(), false);
         assertFalse(r.found());
         assertNull(r.path());
         String why = r.explain();
         assertTrue(why.startsWith("ragls was not found."), why);
         assertTrue(why.contains("PATH"), why);
-        assertTrue(why.contains(".venv"), why);
     }
 
     @Test
-    void windowsLayout() throws IOException {
-        Path exe = executable(tmp.resolve("proj/.venv/Scripts/ragls.exe"));
-        ServerLocator.Result r = ServerLocator.locate(null, tmp.resolve("proj"), "", true);
-        assertEquals(exe, r.path());
+    void trustedFoldersSettingKeepsOnlyAbsolutePaths() {
+        String text = "  /home/me/proj  \n\n relative/dir\n.\n/opt/other\r\n~/x\n";
+        assertEquals(List.of(Path.of("/home/me/proj"), Path.of("/opt/other")), ServerLocator.parseTrustedFolders(text));
+        assertEquals(List.of(), ServerLocator.parseTrustedFolders(""));
+        assertEquals(List.of(), ServerLocator.parseTrustedFolders(null));
     }
 
     @Test

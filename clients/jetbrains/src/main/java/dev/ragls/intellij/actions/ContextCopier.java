@@ -24,7 +24,8 @@ public final class ContextCopier {
             @Override
             public void run(@NotNull ProgressIndicator indicator) {
                 RaglsProjectService service = RaglsProjectService.getInstance(project);
-                RagChat.Prepared p = RagChat.prepare(text, RaglsSettings.getInstance().chatOptions(), service.retriever());
+                RagChat.Prepared p = RagChat.prepare(text, RaglsSettings.getInstance().chatOptions(),
+                        service.retriever(indicator::isCanceled));
                 ApplicationManager.getApplication().invokeLater(
                         () -> CopyPasteManager.getInstance().setContents(new StringSelection(p.sentText())));
                 String message = p.ragNote() == null

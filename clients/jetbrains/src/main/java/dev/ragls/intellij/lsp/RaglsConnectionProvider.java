@@ -1,89 +1,77 @@
 package dev.ragls.intellij.lsp;
 
 import com.intellij.execution.configurations.GeneralCommandLine;
-import com.intellij.execution.process.ProcessEvent;
-import com.intellij.execution.process.ProcessListener;
-import com.intellij.execution.process.ProcessOutputType;
+import com.intellij.execution.process.OSProcessHandler;
 import com.intellij.openapi.project.Project;
-import com.intellij.openapi.util.Key;
 import com.intellij.openapi.vfs.VirtualFile;
 import com.redhat.devtools.lsp4ij.server.CannotStartProcessException;
 import com.redhat.devtools.lsp4ij.server.OSProcessStreamConnectionProvider;
+import dev.ragls.core.server.ProcessWatch;
 import dev.ragls.core.server.ServerLocator;
 import dev.ragls.intellij.RaglsProjectService;
 import dev.ragls.intellij.settings.RaglsSettings;
 import org.jetbrains.annotations.NotNull;
 
 import java.nio.charset.StandardCharsets;
-import java.time.Duration;
 
 /**
  * Starts {@code ragls} (no arguments = stdio LSP) in the project folder, copies its stderr to the
- * ragls log and reports unexpected exits to {@link RaglsProjectService}, which restarts with backoff.
+ * ragls log and reports its exit to {@link RaglsProjectService}, which restarts it with backoff after
+ * a crash.
+ *
+ * <p>Nothing is attached after LSP4IJ's {@code startNotify()}: stderr arrives through LSP4IJ's own
+ * listener (registered before the process starts) via {@link #addLogErrorHandler}, and the exit is
+ * watched on the {@link Process} itself ({@link ProcessWatch}), which also reports a process that died
+ * before the watch was set up.
  */
 public final class RaglsConnectionProvider extends OSProcessStreamConnectionProvider {
+    private final Project project;
     private final RaglsProjectService service;
-    private final ServerLocator.Result located;
-    private volatile boolean stopRequested;
-    private volatile long startedAt;
+    private volatile ProcessWatch watch;
 
     public RaglsConnectionProvider(@NotNull Project project) {
+        this.project = project;
         this.service = RaglsProjectService.getInstance(project);
-        this.located = service.locateServer();
-        if (located.found()) {
-            GeneralCommandLine cl = new GeneralCommandLine(located.path().toString())
-                    .withParentEnvironmentType(GeneralCommandLine.ParentEnvironmentType.CONSOLE)
-                    .withCharset(StandardCharsets.UTF_8);
-            if (project.getBasePath() != null) {
-                cl.withWorkDirectory(project.getBasePath());
-            }
-            setCommandLine(cl);
-        }
+        addLogErrorHandler(service::log);
     }
 
     @Override
     public void start() throws CannotStartProcessException {
+        // normally located by the service on a pooled thread just before; LSP4IJ's own restart re-locates
+        ServerLocator.Result located = service.lastLocated();
+        if (located == null || !located.found()) {
+            located = service.locateServer();
+        }
         if (!located.found()) {
             service.onServerMissing(located);
             throw new CannotStartProcessException(located.explain());
         }
-        service.onProcessStarting(located);
+        GeneralCommandLine cl = new GeneralCommandLine(located.path().toString())
+                .withParentEnvironmentType(GeneralCommandLine.ParentEnvironmentType.CONSOLE)
+                .withCharset(StandardCharsets.UTF_8);
+        if (project.getBasePath() != null) {
+            cl.withWorkDirectory(project.getBasePath());
+        }
+        setCommandLine(cl);
+        long generation = service.onProcessStarting(located);
+        long startedAt = System.nanoTime();
         super.start();
-        startedAt = System.nanoTime();
-        getProcessHandler().addProcessListener(new ProcessListener() {
-            @Override
-            public void startNotified(@NotNull ProcessEvent event) {
-            }
-
-            @Override
-            public void onTextAvailable(@NotNull ProcessEvent event, @NotNull Key outputType) {
-                if (ProcessOutputType.isStderr(outputType)) {
-                    service.log(event.getText());
-                }
-            }
-
-            @Override
-            public void processWillTerminate(@NotNull ProcessEvent event, boolean willBeDestroyed) {
-            }
-
-            @Override
-            public void processTerminated(@NotNull ProcessEvent event) {
-                Duration uptime = Duration.ofNanos(System.nanoTime() - startedAt);
-                service.onProcessTerminated(event.getExitCode(), stopRequested, uptime);
-            }
-        });
+        OSProcessHandler handler = getProcessHandler();
+        if (handler != null) {
+            watch = ProcessWatch.watch(handler.getProcess(), startedAt,
+                    (code, expected, uptime) -> service.onProcessTerminated(generation, code, expected, uptime));
+        }
     }
 
     /**
-     * LSP4IJ calls this both to stop a healthy server and to clean up after one that died; only
-     * the first is an expected exit (so a crash is still restarted even if the cleanup wins the
-     * race with the process-terminated event).
+     * LSP4IJ calls this both to stop a healthy server and to clean up after one that died; only the
+     * first makes the exit expected (see {@link ProcessWatch#expectExit()}).
      */
     @Override
     public void stop() {
-        Process p = getProcessHandler() == null ? null : getProcessHandler().getProcess();
-        if (p != null && p.isAlive()) {
-            stopRequested = true;
+        ProcessWatch w = watch;
+        if (w != null) {
+            w.expectExit();
         }
         super.stop();
     }

@@ -2,7 +2,6 @@ package dev.ragls.intellij.lsp;
 
 import com.google.gson.JsonObject;
 import com.intellij.openapi.project.Project;
-import com.redhat.devtools.lsp4ij.ServerStatus;
 import com.redhat.devtools.lsp4ij.client.LanguageClientImpl;
 import dev.ragls.core.protocol.IndexStatus;
 import dev.ragls.core.protocol.ProgressEvent;
@@ -55,13 +54,6 @@ public final class RaglsLanguageClient extends LanguageClientImpl {
             return;
         }
         service().onProgress(event);
-    }
-
-    @Override
-    public void handleServerStatusChanged(ServerStatus serverStatus) {
-        if (serverStatus == ServerStatus.started) {
-            service().onServerStarted();
-        }
     }
 
     @Override

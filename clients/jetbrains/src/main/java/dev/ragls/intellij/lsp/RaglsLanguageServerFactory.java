@@ -27,12 +27,6 @@ public final class RaglsLanguageServerFactory implements LanguageServerFactory {
 
     @Override
     public @NotNull LSPClientFeatures createClientFeatures() {
-        return new LSPClientFeatures() {
-            /** ragls serves the whole project, not open files: keep it up with no editor open. */
-            @Override
-            public boolean keepServerAlive() {
-                return true;
-            }
-        };
+        return new RaglsClientFeatures();
     }
 }

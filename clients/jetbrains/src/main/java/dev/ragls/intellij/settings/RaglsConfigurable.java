@@ -10,6 +10,8 @@ import com.intellij.openapi.ui.TextFieldWithBrowseButton;
 import com.intellij.ui.components.JBCheckBox;
 import com.intellij.ui.components.JBLabel;
 import com.intellij.ui.components.JBPasswordField;
+import com.intellij.ui.components.JBScrollPane;
+import com.intellij.ui.components.JBTextArea;
 import com.intellij.ui.components.JBTextField;
 import com.intellij.util.ui.FormBuilder;
 import dev.ragls.core.chat.ChatConfig;
@@ -27,6 +29,7 @@ import java.util.Objects;
 /** Settings | Tools | ragls. */
 public final class RaglsConfigurable implements Configurable {
     private TextFieldWithBrowseButton serverPath;
+    private JBTextArea trustedFolders;
     private JBCheckBox ragEnabled;
     private JSpinner topK;
     private JSpinner maxChars;
@@ -46,8 +49,10 @@ public final class RaglsConfigurable implements Configurable {
     @Override
     public @Nullable JComponent createComponent() {
         serverPath = new TextFieldWithBrowseButton();
-        serverPath.addBrowseFolderListener("ragls Executable", "Path to the ragls server (empty: PATH, then the project's .venv)",
-                null, FileChooserDescriptorFactory.createSingleFileNoJarsDescriptor());
+        serverPath.addBrowseFolderListener(null, FileChooserDescriptorFactory.singleFile()
+                .withTitle("ragls Executable")
+                .withDescription("Path to the ragls server (empty: ragls on PATH)"));
+        trustedFolders = new JBTextArea(3, 40);
         ragEnabled = new JBCheckBox("Enable project context (RAG)");
         topK = new JSpinner(new SpinnerNumberModel(5, ClientSettings.MIN_TOP_K, ClientSettings.MAX_TOP_K, 1));
         maxChars = new JSpinner(new SpinnerNumberModel(4000, ClientSettings.MIN_MAX_CHARS, ClientSettings.MAX_MAX_CHARS, 500));
@@ -60,7 +65,9 @@ public final class RaglsConfigurable implements Configurable {
         chatTimeout = new JSpinner(new SpinnerNumberModel(120, 5, 3600, 5));
         panel = FormBuilder.createFormBuilder()
                 .addLabeledComponent("Server path:", serverPath)
-                .addComponentToRightColumn(new JBLabel("Empty: ragls on PATH, then <project>/.venv/bin/ragls"))
+                .addComponentToRightColumn(new JBLabel("Empty: ragls on your shell's PATH. A program inside a project runs only if set here."))
+                .addLabeledComponent("Trusted project folders:", new JBScrollPane(trustedFolders))
+                .addComponentToRightColumn(new JBLabel("One absolute path per line; these projects may start their own .venv/bin/ragls"))
                 .addComponent(ragEnabled)
                 .addLabeledComponent("Chunks per message (topK):", topK)
                 .addLabeledComponent("Context budget (maxChars):", maxChars)
@@ -87,6 +94,7 @@ public final class RaglsConfigurable implements Configurable {
     public boolean isModified() {
         RaglsSettings.State s = state();
         return !serverPath.getText().strip().equals(s.serverPath)
+                || !trustedFolders.getText().strip().equals(s.trustedFolders)
                 || ragEnabled.isSelected() != s.ragEnabled
                 || (Integer) topK.getValue() != s.topK
                 || (Integer) maxChars.getValue() != s.maxChars
@@ -100,8 +108,10 @@ public final class RaglsConfigurable implements Configurable {
     @Override
     public void apply() {
         RaglsSettings.State s = state();
-        boolean serverChanged = !serverPath.getText().strip().equals(s.serverPath) || ragEnabled.isSelected() != s.ragEnabled;
+        boolean serverChanged = !serverPath.getText().strip().equals(s.serverPath) || ragEnabled.isSelected() != s.ragEnabled
+                || !trustedFolders.getText().strip().equals(s.trustedFolders);
         s.serverPath = serverPath.getText().strip();
+        s.trustedFolders = trustedFolders.getText().strip();
         s.ragEnabled = ragEnabled.isSelected();
         s.topK = (Integer) topK.getValue();
         s.maxChars = (Integer) maxChars.getValue();
@@ -125,6 +135,7 @@ public final class RaglsConfigurable implements Configurable {
     public void reset() {
         RaglsSettings.State s = state();
         serverPath.setText(s.serverPath);
+        trustedFolders.setText(s.trustedFolders);
         ragEnabled.setSelected(s.ragEnabled);
         topK.setValue(s.topK);
         maxChars.setValue(s.maxChars);

@@ -8,10 +8,13 @@ import com.intellij.util.xmlb.XmlSerializerUtil;
 import dev.ragls.core.chat.ChatConfig;
 import dev.ragls.core.chat.RagChat;
 import dev.ragls.core.server.ClientSettings;
+import dev.ragls.core.server.ServerLocator;
 import org.jetbrains.annotations.NotNull;
 import org.jetbrains.annotations.Nullable;
 
+import java.nio.file.Path;
 import java.time.Duration;
+import java.util.List;
 
 /**
  * Application-level settings (Settings | Tools | ragls), stored in {@code ragls.xml}.
@@ -30,6 +33,11 @@ public final class RaglsSettings implements PersistentStateComponent<RaglsSettin
         public String chatBaseUrl = ChatConfig.OLLAMA_BASE_URL;
         public String chatModel = ChatConfig.DEFAULT_MODEL;
         public int chatTimeoutSeconds = 120;
+        /**
+         * Project folders whose own {@code .venv/bin/ragls} may be started, one absolute path per line.
+         * IDE-level only (ragls.xml in the IDE's config folder): a project cannot add itself.
+         */
+        public String trustedFolders = "";
     }
 
     private State state = new State();
@@ -46,6 +54,11 @@ public final class RaglsSettings implements PersistentStateComponent<RaglsSettin
     @Override
     public void loadState(@NotNull State loaded) {
         XmlSerializerUtil.copyBean(loaded, state);
+    }
+
+    /** The trusted folders as absolute paths (see {@link ServerLocator#parseTrustedFolders}). */
+    public List<Path> trustedFolders() {
+        return ServerLocator.parseTrustedFolders(state.trustedFolders);
     }
 
     public ClientSettings clientSettings() {

@@ -66,6 +66,8 @@ public final class RaglsChatPanel extends JPanel implements Disposable {
     private final JButton stop = new JButton("Stop");
     private final AtomicBoolean renderQueued = new AtomicBoolean();
     private volatile OpenAiChatClient current;
+    /** Set by Stop: also ends a retrieval in progress (and cancels it on the server). */
+    private final AtomicBoolean stopRequested = new AtomicBoolean();
 
     public RaglsChatPanel(@NotNull Project project) {
         super(new BorderLayout());
@@ -108,6 +110,7 @@ public final class RaglsChatPanel extends JPanel implements Disposable {
         });
         send.addActionListener(e -> sendMessage());
         stop.addActionListener(e -> {
+            stopRequested.set(true);
             OpenAiChatClient c = current;
             if (c != null) {
                 c.cancel();
@@ -137,13 +140,14 @@ public final class RaglsChatPanel extends JPanel implements Disposable {
         ViewTurn vt = new ViewTurn(text);
         turns.add(vt);
         setBusy(true);
+        stopRequested.set(false);
         render();
         ApplicationManager.getApplication().executeOnPooledThread(() -> {
             RaglsSettings settings = RaglsSettings.getInstance();
             OpenAiChatClient client = new OpenAiChatClient(settings.chatConfig(RaglsApiKeyStore.get()));
             current = client;
             try {
-                chat.send(text, settings.chatOptions(), service.retriever(), client, new RagChat.Listener() {
+                chat.send(text, settings.chatOptions(), service.retriever(stopRequested::get), client, new RagChat.Listener() {
                     @Override
                     public void onContext(RagChat.Prepared prepared) {
                         vt.note = prepared.ragNote();
@@ -257,6 +261,7 @@ public final class RaglsChatPanel extends JPanel implements Disposable {
 
     @Override
     public void dispose() {
+        stopRequested.set(true);
         OpenAiChatClient c = current;
         if (c != null) {
             c.cancel();

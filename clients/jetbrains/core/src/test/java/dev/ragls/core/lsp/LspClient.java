@@ -29,7 +29,8 @@ import java.util.function.Function;
 
 /**
  * A minimal JSON-RPC 2.0 / LSP client over stdio, with no IDE dependency. The IDE talks to ragls
- * through LSP4IJ; this client drives the real server in tests and in command-line tools.
+ * through LSP4IJ (LSP4J); this client is test code: it drives the real server in the core tests.
+ * A returned future behaves like LSP4J's: cancelling it sends {@code $/cancelRequest}.
  *
  * <p>Server-to-client requests get sensible answers by default: {@code window/workDoneProgress/create}
  * and {@code client/(un)registerCapability} get {@code null}, {@code workspace/configuration} gets the
@@ -150,7 +151,17 @@ public final class LspClient implements AutoCloseable {
     }
 
     private CompletableFuture<Object> request(long id, String method, Object params) {
-        CompletableFuture<Object> f = new CompletableFuture<>();
+        // like LSP4J's RemoteEndpoint: cancelling the returned future sends $/cancelRequest
+        CompletableFuture<Object> f = new CompletableFuture<>() {
+            @Override
+            public boolean cancel(boolean mayInterruptIfRunning) {
+                boolean cancelled = super.cancel(mayInterruptIfRunning);
+                if (cancelled) {
+                    LspClient.this.notify("$/cancelRequest", Json.obj("id", id));
+                }
+                return cancelled;
+            }
+        };
         if (closed.isDone()) {
             f.completeExceptionally(new LspException(LspException.CONNECTION_CLOSED, "connection closed", null));
             return f;
@@ -181,7 +192,6 @@ public final class LspClient implements AutoCloseable {
             return f.get(timeout.toMillis(), TimeUnit.MILLISECONDS);
         } catch (TimeoutException e) {
             f.cancel(false);
-            notify("$/cancelRequest", Json.obj("id", id));
             throw new LspException(LspException.TIMEOUT, method + ": no answer within " + timeout.toMillis() + " ms", null);
         } catch (ExecutionException e) {
             Throwable c = e.getCause();

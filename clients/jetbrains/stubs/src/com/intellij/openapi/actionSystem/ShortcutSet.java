@@ -1,0 +1,5 @@
+// Test-only signature stub of com.intellij.openapi.actionSystem.ShortcutSet from IntelliJ Platform 2024.3 (build 243); see stubs/README.md.
+package com.intellij.openapi.actionSystem;
+
+public interface ShortcutSet {
+}
