@@ -5,6 +5,8 @@
  */
 import * as fs from 'node:fs';
 import * as os from 'node:os';
+import * as readline from 'node:readline';
+import type { Readable } from 'node:stream';
 import * as vscode from 'vscode';
 import {
   CloseAction,
@@ -33,6 +35,7 @@ import {
 } from './lib/protocol';
 import { INSTALL_HINT, resolveServerCommand } from './lib/serverPath';
 import { explicitSettings, serverSettings, settingAt } from './lib/settings';
+import { ServerLogClassifier } from './lib/serverLog';
 import { StatusModel } from './lib/status';
 
 const CLIENT_ID = 'ragls';
@@ -47,6 +50,17 @@ function isExecutable(p: string): boolean {
   } catch {
     return false;
   }
+}
+
+/** Writes a server stream into the channel line by line, each at the level the server logged it. */
+function pipeServerLog(input: Readable, channel: vscode.LogOutputChannel): void {
+  const classifier = new ServerLogClassifier();
+  readline
+    .createInterface({ input, crlfDelay: Infinity, terminal: false, historySize: 0 })
+    .on('line', (line) => {
+      const { level, text } = classifier.classify(line);
+      channel[level](text);
+    });
 }
 
 function sleep(ms: number): Promise<void> {
@@ -226,6 +240,8 @@ export class RaglsServer implements vscode.Disposable {
       // ragls indexes files from disk and re-indexes open, unsaved buffers from these.
       documentSelector: [{ scheme: 'file' }],
       outputChannel: this.log,
+      // The default writes every stderr line as an error; ragls logs at INFO most of the time.
+      stdioOptions: { stdout: pipeServerLog, stderr: pipeServerLog },
       initializationOptions: () => this.settingsForServer(),
       middleware: {
         workspace: {

@@ -81,14 +81,25 @@ export function resolveServerCommand(input: ResolveInput): ResolveResult {
     tried.push(c);
     if (input.isExecutable(c)) return { ok: true, command: c, source: 'path' };
   }
-  return {
-    ok: false,
-    tried,
-    message: 'The ragls server was not found in the workspace .venv or on PATH.',
-  };
+  return { ok: false, tried, message: notFoundMessage(input.envPath, input.allowWorkspaceVenv !== false) };
+}
+
+/**
+ * Why `ragls` on PATH was not found, naming the PATH searched. The extension host's PATH is
+ * not the one of the terminal the editor was started from: VS Code, code-server, Remote-SSH,
+ * WSL and dev containers take it from the user's login shell (`$SHELL -i -l`) on the machine
+ * the extension host runs on.
+ */
+export function notFoundMessage(envPath: string | undefined, searchedVenv = false): string {
+  const where = searchedVenv ? 'in the workspace .venv or on PATH' : 'on PATH';
+  return (
+    `The ragls server was not found ${where}. PATH searched: ${envPath || '(empty)'}. ` +
+    "This is the extension host's PATH, which VS Code (also code-server, Remote-SSH, WSL and dev containers) " +
+    'takes from your login shell on the machine it runs on, not from the terminal the editor was started from.'
+  );
 }
 
 /** The "how to fix it" text shown with a missing server. */
 export const INSTALL_HINT =
-  'Install it into the workspace virtualenv (python3 -m venv .venv && .venv/bin/pip install ragls), ' +
-  'or set "ragls.server.path" to the full path of the ragls executable.';
+  'Set "ragls.server.path" in your user settings to the full path of the ragls executable, ' +
+  'or install it with pipx (pipx install ragls), which puts it in ~/.local/bin on the login PATH.';

@@ -118,8 +118,13 @@ test('server path: workspace .venv before PATH, then a clear failure', () => {
     assert.ok(none.tried.includes('/ws/.venv/bin/ragls'));
     assert.ok(none.tried.includes('/usr/bin/ragls'));
     assert.match(none.message, /not found/);
+    assert.ok(none.message.includes('PATH searched: /usr/bin:/opt/bin.'), 'names the PATH it searched');
+    assert.match(none.message, /login shell/, 'says where that PATH comes from');
   }
+  const empty = resolveServerCommand({ ...base, envPath: undefined, configured: '', isExecutable: exe([]) });
+  assert.ok(!empty.ok && empty.message.includes('PATH searched: (empty)'));
   assert.match(INSTALL_HINT, /ragls\.server\.path/);
+  assert.match(INSTALL_HINT, /pipx install ragls/);
   const win = resolveServerCommand({ ...base, platform: 'win32', envPath: 'C:\\bin', configured: '', isExecutable: () => false });
   assert.equal(win.ok, false);
 });
