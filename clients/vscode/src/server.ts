@@ -34,7 +34,7 @@ import {
   type WorkDoneProgressValue,
 } from './lib/protocol';
 import { INSTALL_HINT, resolveServerCommand } from './lib/serverPath';
-import { explicitSettings, serverSettings, settingAt } from './lib/settings';
+import { explicitSettings, ignoredWorkspaceKeys, serverSettings, settingAt } from './lib/settings';
 import { ServerLogClassifier } from './lib/serverLog';
 import { StatusModel } from './lib/status';
 
@@ -126,6 +126,8 @@ export class RaglsServer implements vscode.Disposable {
     private readonly log: vscode.LogOutputChannel,
     /** Every `ragls.*` key the extension contributes (from its package.json). */
     private readonly settingKeys: readonly string[],
+    /** Full keys read from user settings only (package.json `restrictedConfigurations`). */
+    private readonly userOnly: ReadonlySet<string>,
   ) {
     this.disposables.push(
       vscode.workspace.onDidChangeConfiguration((e) => this.onConfigChanged(e)),
@@ -181,7 +183,26 @@ export class RaglsServer implements vscode.Disposable {
   /** What the server gets: the explicitly set `ragls.*` settings minus client-only keys. */
   settingsForServer(): Record<string, unknown> {
     const cfg = vscode.workspace.getConfiguration('ragls');
-    return serverSettings(explicitSettings(this.settingKeys, (key) => cfg.inspect(key)));
+    return serverSettings(explicitSettings(this.settingKeys, (key) => cfg.inspect(key), this.userOnly));
+  }
+
+  /** A client-side user-scope-only setting (`server.path`, `server.extraEnv`). */
+  private userSetting<T>(key: string): T | undefined {
+    return vscode.workspace.getConfiguration('ragls').inspect<T>(key)?.globalValue;
+  }
+
+  private ignoredLogged = '';
+
+  /** Says once per distinct set which workspace values of sensitive settings were ignored. */
+  private logIgnoredWorkspaceSettings(): void {
+    const cfg = vscode.workspace.getConfiguration('ragls');
+    const ignored = ignoredWorkspaceKeys(this.userOnly, (key) => cfg.inspect(key)).join(', ');
+    if (!ignored || ignored === this.ignoredLogged) return;
+    this.ignoredLogged = ignored;
+    this.log.warn(
+      `Ignored workspace/folder values of ${ignored}: these settings choose what runs or where code and ` +
+        'credentials go, so ragls reads them from your user settings only.',
+    );
   }
 
   /** `retrieval.topK` / `retrieval.maxChars` if set, so commands and chat match the server. */
@@ -198,8 +219,8 @@ export class RaglsServer implements vscode.Disposable {
       this.fire();
       return;
     }
-    const cfg = vscode.workspace.getConfiguration('ragls');
-    const configured = cfg.get<string>('server.path');
+    this.logIgnoredWorkspaceSettings();
+    const configured = this.userSetting<string>('server.path');
     if (configured) this.log.info(`ragls.server.path: ${configured}`);
     const resolved = resolveServerCommand({
       configured,
@@ -208,7 +229,7 @@ export class RaglsServer implements vscode.Disposable {
       platform: process.platform,
       home: os.homedir(),
       isExecutable,
-      allowWorkspaceVenv: vscode.workspace.isTrusted,
+      workspaceTrusted: vscode.workspace.isTrusted,
     });
     if (!resolved.ok) {
       const msg = `${resolved.message} ${INSTALL_HINT}`;
@@ -228,7 +249,7 @@ export class RaglsServer implements vscode.Disposable {
     }
     this.log.info(`Starting ${resolved.command} (from ${resolved.source})`);
 
-    const extraEnv = cfg.get<Record<string, string>>('server.extraEnv') ?? {};
+    const extraEnv = this.userSetting<Record<string, string>>('server.extraEnv') ?? {};
     // No `transport`: TransportKind.stdio would append `--stdio`, and ragls takes no arguments.
     // Without it the client still talks LSP over the process's stdin/stdout.
     const serverOptions: ServerOptions = {
@@ -408,6 +429,7 @@ export class RaglsServer implements vscode.Disposable {
       void this.restart();
       return;
     }
+    this.logIgnoredWorkspaceSettings();
     const client = this.client;
     if (client && client.state === State.Running) {
       // The server re-pulls `workspace/configuration` (answered by the middleware above).
