@@ -6,6 +6,7 @@ import * as vscode from 'vscode';
 import { registerChat } from './chat';
 import { registerCommands } from './commands';
 import { userScopeOnlyKeys } from './lib/settings';
+import { registerSearchTool } from './searchTool';
 import { RaglsServer } from './server';
 import { StatusBar } from './statusBar';
 
@@ -25,6 +26,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<RaglsA
   context.subscriptions.push(s, new StatusBar(s));
   registerCommands(context, s, log);
   registerChat(context, s, log);
+  registerSearchTool(context, s, log);
   void s.start();
   return { state: () => s.model.view().state };
 }

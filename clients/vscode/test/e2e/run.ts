@@ -644,6 +644,21 @@ async function main(): Promise<number> {
       });
     }
 
+    if (ready) await step(h, '#ragls: listed in vscode.lm.tools, vscode.lm.invokeTool returns the real context', async () => {
+      const out = `${h.echoOut}.tool.json`;
+      await h.runCommand('Echo LM Test: Probe ragls Tool');
+      const rec = await waitUntil('the tool probe', async () => (fs.existsSync(out) ? JSON.parse(fs.readFileSync(out, 'utf8')) : undefined), 30_000);
+      const tool = (rec.tools as { name: string; inputSchema?: { properties?: Record<string, unknown> } }[]).find((t) => t.name === 'ragls_search');
+      assert(tool, `ragls_search not in vscode.lm.tools: ${JSON.stringify(rec.tools.map((t: { name: string }) => t.name))}`);
+      assert(tool.inputSchema?.properties?.query, 'the tool declares its input schema');
+      assert(!rec.error, `invokeTool failed: ${rec.error}`);
+      const text = String(rec.text);
+      assert(text.startsWith('<rag_context>\n'), `tool result: ${text.slice(0, 200)}`);
+      assert(new RegExp(`<code_context file="${escapeRegExp(EXPECTED_PATH)}" lines="\\d+-\\d+" symbol="${escapeRegExp(EXPECTED_SYMBOL)}">`).test(text), `no ${EXPECTED_SYMBOL} in the tool result`);
+      assert(text.includes('def compute_total'), 'the tool result holds the source');
+      assert(/topK must be an integer/.test(String(rec.badInput)), `bad input: ${rec.badInput}`);
+    });
+
     if (ready) await step(h, 'RAG: Search Workspace opens the hit', async () => {
       await h.runCommand('RAG: Search Workspace');
       await h.quickInputType('RAG: Search Workspace', QUERY);
