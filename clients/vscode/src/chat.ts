@@ -4,7 +4,7 @@
  */
 import * as vscode from 'vscode';
 import { chunksInContext } from './lib/contextBlocks';
-import { chunkLocationLabel, prependContext, retrieveParams, searchResultLines } from './lib/format';
+import { prependContext, retrieveParams, searchResultLines } from './lib/format';
 import type { Chunk, RetrieveResult } from './lib/protocol';
 import { chunkLocation } from './locations';
 import type { RaglsServer } from './server';
@@ -31,15 +31,21 @@ function uniqueLocations(chunks: Chunk[]): vscode.Location[] {
  * What the model saw, in the order it saw it: the reference list (exact line ranges) and one
  * line of links named by symbol (the stable API gives references no label of their own).
  */
-const CONTEXT_LINE_REST = /^Context \(\d+\): [ ·]*\n\n/;
+/** The context line of an answer, as it comes back in the history's markdown parts. */
+const CONTEXT_LINE = /^Context \(\d+\):[^\n]*\n\n/;
 
+/**
+ * What the model saw, in the order it saw it: the reference list (exact line ranges) and one
+ * line naming each chunk's symbol next to a link to its lines. The stable API shows neither a
+ * reference's nor an anchor's title, so the symbol goes in the markdown.
+ */
 function streamContextReferences(stream: vscode.ChatResponseStream, chunks: Chunk[]): void {
   if (!chunks.length) return;
   for (const loc of uniqueLocations(chunks)) stream.reference(loc);
-  stream.markdown(`Context (${chunks.length}): `);
+  stream.markdown(`Context (${chunks.length}):`);
   chunks.forEach((c, i) => {
-    if (i) stream.markdown(' · ');
-    stream.anchor(chunkLocation(c), c.symbol ? `${c.symbol} (${chunkLocationLabel(c)})` : chunkLocationLabel(c));
+    stream.markdown(`${i ? ' ·' : ''} ${c.symbol ? `\`${c.symbol.replace(/`/g, "'")}\` ` : ''}`);
+    stream.anchor(chunkLocation(c));
   });
   stream.markdown('\n\n');
 }
@@ -55,7 +61,7 @@ function historyMessages(context: vscode.ChatContext): vscode.LanguageModelChatM
         .map((part) => (part instanceof vscode.ChatResponseMarkdownPart ? part.value.value : ''))
         .join('')
         // The anchors of the context line are not markdown; drop the separators they leave.
-        .replace(CONTEXT_LINE_REST, '');
+        .replace(CONTEXT_LINE, '');
       if (text.trim()) out.push(vscode.LanguageModelChatMessage.Assistant(text));
     }
   }

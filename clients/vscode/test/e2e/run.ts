@@ -616,8 +616,10 @@ async function main(): Promise<number> {
         await sleep(800);
         // Issue 20: references carry the context's exact lines and its symbol names, in its order.
         const answer = await h.lastResponseText();
-        const named = `${EXPECTED_SYMBOL} (${EXPECTED_PATH}:${contextLines})`;
-        assert(contextLines && answer.includes(named), `the answer's context line lacks "${named}":\n${answer.slice(0, 600)}`);
+        const named = `${EXPECTED_SYMBOL} ${path.basename(EXPECTED_PATH)}:${contextLines}`;
+        const contextLine = answer.split('\n').find((l) => l.startsWith('Context (')) ?? '';
+        log(`context line: ${contextLine}`);
+        assert(contextLines && contextLine.includes(named), `the answer's context line lacks "${named}":\n${answer.slice(0, 600)}`);
         const labels = [...answer.matchAll(/invoice\.py\D{0,3}(\d+)-(\d+)/g)].map((m) => `${m[1]}-${m[2]}`);
         log(`reference labels for invoice.py: ${labels.join(', ')}; context lines="${contextLines}"`);
         assert(labels.includes(contextLines), `no reference reads invoice.py:${contextLines} (labels: ${labels.join(', ')})`);
@@ -698,6 +700,8 @@ async function main(): Promise<number> {
       await page.locator('.settings-editor').first().waitFor({ state: 'visible' });
       await page.keyboard.press('Control+A');
       await page.keyboard.type('@ext:ragls.ragls-vscode server path', { delay: 5 });
+      // A machine-scoped setting: code-server, like every remote window, edits it under "Remote".
+      await page.locator('.settings-tabs-widget .action-label', { hasText: /^Remote/ }).first().click();
       const item = page.locator('.settings-editor .setting-item-contents', { hasText: 'Server: Path' }).first();
       await item.waitFor({ state: 'visible', timeout: 15_000 });
       const input = item.locator('input').first();
@@ -706,8 +710,9 @@ async function main(): Promise<number> {
       await page.keyboard.press('Control+A');
       await page.keyboard.type(missing, { delay: 2 });
       await page.keyboard.press('Tab');
-      const settingsFile = path.join(h.userData, 'User', 'settings.json');
-      await waitUntil('the Settings UI to write settings.json', async () => (fs.readFileSync(settingsFile, 'utf8').includes(missing) ? true : undefined), 15_000);
+      const settingsFiles = [path.join(h.userData, 'User', 'settings.json'), path.join(h.userData, 'Machine', 'settings.json')];
+      const written = () => settingsFiles.some((f) => fs.existsSync(f) && fs.readFileSync(f, 'utf8').includes(missing));
+      await waitUntil('the Settings UI to write settings.json', async () => (written() ? true : undefined), 15_000);
       await page.keyboard.press('Escape');
       await waitUntil('the status bar to say the server is missing', async () => ((await h.statusLabel()).startsWith('ragls notFound') ? true : undefined), 30_000);
       await page.locator('.notifications-toasts', { hasText: 'ragls.server.path' }).first().waitFor({ state: 'visible', timeout: 10_000 });
