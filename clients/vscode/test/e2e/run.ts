@@ -595,24 +595,26 @@ async function main(): Promise<number> {
           text.includes('<rag_context>') || text.includes('compute_total'),
           'the answer shows the echoed <rag_context>',
         );
-        // For the picture: a wide chat, scrolled to the start of the answer, references open.
+        // For the picture: a wide chat, scrolled to the start of the answer (the references and
+        // the context line with exact ranges, then the prompt the model got), references open.
         const maximize = page.locator('.part.auxiliarybar .codicon-auxiliarybar-maximize').first();
         if (await maximize.isVisible().catch(() => false)) await maximize.click({ timeout: 3000 }).catch(() => undefined);
+        await sleep(500);
+        const steps = page.getByText(/Completed \d+ steps|Used \d+ references?/).last();
+        if (await steps.isVisible().catch(() => false)) await steps.click({ timeout: 3000 }).catch(() => undefined);
         await sleep(500);
         const list = page.locator('.interactive-session .interactive-list, .interactive-list').first();
         const box = await list.boundingBox().catch(() => null);
         if (box) {
           await page.mouse.move(box.x + box.width / 2, box.y + box.height / 2);
-          for (let i = 0; i < 15; i++) {
-            const begin = page.getByText('ECHO-BEGIN').first();
-            const b = await begin.boundingBox().catch(() => null);
-            if (b && b.y > box.y + 60) break;
+          for (let i = 0; i < 20; i++) {
+            const request = page.locator('.interactive-item-container.interactive-request').last();
+            const b = await request.boundingBox().catch(() => null);
+            if (b && b.y > box.y) break;
             await page.mouse.wheel(0, -250);
             await sleep(150);
           }
         }
-        const steps = page.getByText(/Completed \d+ steps|Used \d+ references?/).last();
-        if (await steps.isVisible().catch(() => false)) await steps.click({ timeout: 3000 }).catch(() => undefined);
         await sleep(800);
         // Issue 20: references carry the context's exact lines and its symbol names, in its order.
         const answer = await h.lastResponseText();
