@@ -600,9 +600,6 @@ async function main(): Promise<number> {
         const maximize = page.locator('.part.auxiliarybar .codicon-auxiliarybar-maximize').first();
         if (await maximize.isVisible().catch(() => false)) await maximize.click({ timeout: 3000 }).catch(() => undefined);
         await sleep(500);
-        const steps = page.getByText(/Completed \d+ steps|Used \d+ references?/).last();
-        if (await steps.isVisible().catch(() => false)) await steps.click({ timeout: 3000 }).catch(() => undefined);
-        await sleep(500);
         const list = page.locator('.interactive-session .interactive-list, .interactive-list').first();
         const box = await list.boundingBox().catch(() => null);
         if (box) {
@@ -615,6 +612,9 @@ async function main(): Promise<number> {
             await sleep(150);
           }
         }
+        // Open the collapsed steps, where the chat lists the references with their ranges.
+        const steps = page.locator('.interactive-item-container.interactive-response').last().getByText(/Completed \d+ steps|Used \d+ references?/).first();
+        if (await steps.isVisible().catch(() => false)) await steps.click({ timeout: 3000 }).catch((e) => log(`could not open the steps: ${e}`));
         await sleep(800);
         // Issue 20: references carry the context's exact lines and its symbol names, in its order.
         const answer = await h.lastResponseText();
