@@ -3,9 +3,10 @@
  * `<rag_context>` block in front of it, and stream the answer of the chosen model.
  */
 import * as vscode from 'vscode';
+import { chunksInContext } from './lib/contextBlocks';
 import { prependContext, retrieveParams, searchResultLines } from './lib/format';
 import type { Chunk, RetrieveResult } from './lib/protocol';
-import { chunkLocation } from './commands';
+import { chunkLocation } from './locations';
 import type { RaglsServer } from './server';
 
 export const PARTICIPANT_ID = 'ragls.rag';
@@ -26,6 +27,29 @@ function uniqueLocations(chunks: Chunk[]): vscode.Location[] {
   return out;
 }
 
+/**
+ * What the model saw, in the order it saw it: the reference list (exact line ranges) and one
+ * line of links named by symbol (the stable API gives references no label of their own).
+ */
+/** The context line of an answer, as it comes back in the history's markdown parts. */
+const CONTEXT_LINE = /^Context \(\d+\):[^\n]*\n\n/;
+
+/**
+ * What the model saw, in the order it saw it: the reference list (exact line ranges) and one
+ * line naming each chunk's symbol next to a link to its lines. The stable API shows neither a
+ * reference's nor an anchor's title, so the symbol goes in the markdown.
+ */
+function streamContextReferences(stream: vscode.ChatResponseStream, chunks: Chunk[]): void {
+  if (!chunks.length) return;
+  for (const loc of uniqueLocations(chunks)) stream.reference(loc);
+  stream.markdown(`Context (${chunks.length}):`);
+  chunks.forEach((c, i) => {
+    stream.markdown(`${i ? ' ·' : ''} ${c.symbol ? `\`${c.symbol.replace(/`/g, "'")}\` ` : ''}`);
+    stream.anchor(chunkLocation(c));
+  });
+  stream.markdown('\n\n');
+}
+
 function historyMessages(context: vscode.ChatContext): vscode.LanguageModelChatMessage[] {
   const out: vscode.LanguageModelChatMessage[] = [];
   for (const turn of context.history) {
@@ -35,7 +59,9 @@ function historyMessages(context: vscode.ChatContext): vscode.LanguageModelChatM
     } else if (turn instanceof vscode.ChatResponseTurn) {
       const text = turn.response
         .map((part) => (part instanceof vscode.ChatResponseMarkdownPart ? part.value.value : ''))
-        .join('');
+        .join('')
+        // The anchors of the context line are not markdown; drop the separators they leave.
+        .replace(CONTEXT_LINE, '');
       if (text.trim()) out.push(vscode.LanguageModelChatMessage.Assistant(text));
     }
   }
@@ -80,7 +106,7 @@ export function registerChat(context: vscode.ExtensionContext, server: RaglsServ
     if (failure) {
       stream.markdown(`*ragls: no workspace context (${failure}); answering without it.*\n\n`);
     } else if (cfg.get<boolean>('chat.showReferences', true)) {
-      for (const loc of uniqueLocations(chunks)) stream.reference(loc);
+      streamContextReferences(stream, chunksInContext(result?.context, chunks));
     }
 
     const text = prependContext(failure ? '' : result?.context, prompt);

@@ -3,18 +3,11 @@ import * as vscode from 'vscode';
 import { copiedSummary, hitLabel, retrieveParams } from './lib/format';
 import type { Chunk } from './lib/protocol';
 import { statusDetails } from './lib/status';
+import { chunkLocation } from './locations';
 import type { RaglsServer } from './server';
 
 function errorMessage(e: unknown): string {
   return e instanceof Error ? e.message : String(e);
-}
-
-export function chunkLocation(chunk: Chunk): vscode.Location {
-  const { start, end } = chunk.range;
-  return new vscode.Location(
-    vscode.Uri.parse(chunk.uri),
-    new vscode.Range(start.line, start.character, end.line, end.character),
-  );
 }
 
 async function askQuery(title: string): Promise<string | undefined> {
@@ -31,11 +24,9 @@ async function askQuery(title: string): Promise<string | undefined> {
 }
 
 async function openChunk(chunk: Chunk): Promise<void> {
-  const loc = chunkLocation(chunk);
-  const doc = await vscode.workspace.openTextDocument(loc.uri);
-  const endLine = Math.max(loc.range.start.line, loc.range.end.character === 0 ? loc.range.end.line - 1 : loc.range.end.line);
-  const sel = new vscode.Range(loc.range.start.line, 0, endLine, doc.lineAt(Math.min(endLine, doc.lineCount - 1)).text.length);
-  await vscode.window.showTextDocument(doc, { selection: sel, preview: true });
+  const doc = await vscode.workspace.openTextDocument(vscode.Uri.parse(chunk.uri));
+  const loc = chunkLocation(chunk, (line) => (line < doc.lineCount ? doc.lineAt(line).text.length : 0));
+  await vscode.window.showTextDocument(doc, { selection: doc.validateRange(loc.range), preview: true });
 }
 
 export function registerCommands(context: vscode.ExtensionContext, server: RaglsServer, log: vscode.LogOutputChannel): void {

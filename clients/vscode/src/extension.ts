@@ -5,6 +5,8 @@
 import * as vscode from 'vscode';
 import { registerChat } from './chat';
 import { registerCommands } from './commands';
+import { userScopeOnlyKeys } from './lib/settings';
+import { registerSearchTool } from './searchTool';
 import { RaglsServer } from './server';
 import { StatusBar } from './statusBar';
 
@@ -19,11 +21,12 @@ export async function activate(context: vscode.ExtensionContext): Promise<RaglsA
   const log = vscode.window.createOutputChannel('ragls', { log: true });
   context.subscriptions.push(log);
   const properties = (context.extension.packageJSON?.contributes?.configuration?.properties ?? {}) as Record<string, unknown>;
-  const s = new RaglsServer(log, Object.keys(properties));
+  const s = new RaglsServer(log, Object.keys(properties), new Set(userScopeOnlyKeys(context.extension.packageJSON)));
   server = s;
   context.subscriptions.push(s, new StatusBar(s));
   registerCommands(context, s, log);
   registerChat(context, s, log);
+  registerSearchTool(context, s, log);
   void s.start();
   return { state: () => s.model.view().state };
 }

@@ -5,6 +5,8 @@
  */
 import * as fs from 'node:fs';
 import * as os from 'node:os';
+import * as readline from 'node:readline';
+import type { Readable } from 'node:stream';
 import * as vscode from 'vscode';
 import {
   CloseAction,
@@ -32,7 +34,8 @@ import {
   type WorkDoneProgressValue,
 } from './lib/protocol';
 import { INSTALL_HINT, resolveServerCommand } from './lib/serverPath';
-import { explicitSettings, serverSettings, settingAt } from './lib/settings';
+import { explicitSettings, ignoredWorkspaceKeys, serverSettings, settingAt } from './lib/settings';
+import { ServerLogClassifier } from './lib/serverLog';
 import { StatusModel } from './lib/status';
 
 const CLIENT_ID = 'ragls';
@@ -47,6 +50,17 @@ function isExecutable(p: string): boolean {
   } catch {
     return false;
   }
+}
+
+/** Writes a server stream into the channel line by line, each at the level the server logged it. */
+function pipeServerLog(input: Readable, channel: vscode.LogOutputChannel): void {
+  const classifier = new ServerLogClassifier();
+  readline
+    .createInterface({ input, crlfDelay: Infinity, terminal: false, historySize: 0 })
+    .on('line', (line) => {
+      const { level, text } = classifier.classify(line);
+      channel[level](text);
+    });
 }
 
 function sleep(ms: number): Promise<void> {
@@ -112,6 +126,8 @@ export class RaglsServer implements vscode.Disposable {
     private readonly log: vscode.LogOutputChannel,
     /** Every `ragls.*` key the extension contributes (from its package.json). */
     private readonly settingKeys: readonly string[],
+    /** Full keys read from user settings only (package.json `restrictedConfigurations`). */
+    private readonly userOnly: ReadonlySet<string>,
   ) {
     this.disposables.push(
       vscode.workspace.onDidChangeConfiguration((e) => this.onConfigChanged(e)),
@@ -167,7 +183,26 @@ export class RaglsServer implements vscode.Disposable {
   /** What the server gets: the explicitly set `ragls.*` settings minus client-only keys. */
   settingsForServer(): Record<string, unknown> {
     const cfg = vscode.workspace.getConfiguration('ragls');
-    return serverSettings(explicitSettings(this.settingKeys, (key) => cfg.inspect(key)));
+    return serverSettings(explicitSettings(this.settingKeys, (key) => cfg.inspect(key), this.userOnly));
+  }
+
+  /** A client-side user-scope-only setting (`server.path`, `server.extraEnv`). */
+  private userSetting<T>(key: string): T | undefined {
+    return vscode.workspace.getConfiguration('ragls').inspect<T>(key)?.globalValue;
+  }
+
+  private ignoredLogged = '';
+
+  /** Says once per distinct set which workspace values of sensitive settings were ignored. */
+  private logIgnoredWorkspaceSettings(): void {
+    const cfg = vscode.workspace.getConfiguration('ragls');
+    const ignored = ignoredWorkspaceKeys(this.userOnly, (key) => cfg.inspect(key)).join(', ');
+    if (!ignored || ignored === this.ignoredLogged) return;
+    this.ignoredLogged = ignored;
+    this.log.warn(
+      `Ignored workspace/folder values of ${ignored}: these settings choose what runs or where code and ` +
+        'credentials go, so ragls reads them from your user settings only.',
+    );
   }
 
   /** `retrieval.topK` / `retrieval.maxChars` if set, so commands and chat match the server. */
@@ -184,8 +219,8 @@ export class RaglsServer implements vscode.Disposable {
       this.fire();
       return;
     }
-    const cfg = vscode.workspace.getConfiguration('ragls');
-    const configured = cfg.get<string>('server.path');
+    this.logIgnoredWorkspaceSettings();
+    const configured = this.userSetting<string>('server.path');
     if (configured) this.log.info(`ragls.server.path: ${configured}`);
     const resolved = resolveServerCommand({
       configured,
@@ -194,7 +229,7 @@ export class RaglsServer implements vscode.Disposable {
       platform: process.platform,
       home: os.homedir(),
       isExecutable,
-      allowWorkspaceVenv: vscode.workspace.isTrusted,
+      workspaceTrusted: vscode.workspace.isTrusted,
     });
     if (!resolved.ok) {
       const msg = `${resolved.message} ${INSTALL_HINT}`;
@@ -214,7 +249,7 @@ export class RaglsServer implements vscode.Disposable {
     }
     this.log.info(`Starting ${resolved.command} (from ${resolved.source})`);
 
-    const extraEnv = cfg.get<Record<string, string>>('server.extraEnv') ?? {};
+    const extraEnv = this.userSetting<Record<string, string>>('server.extraEnv') ?? {};
     // No `transport`: TransportKind.stdio would append `--stdio`, and ragls takes no arguments.
     // Without it the client still talks LSP over the process's stdin/stdout.
     const serverOptions: ServerOptions = {
@@ -226,6 +261,8 @@ export class RaglsServer implements vscode.Disposable {
       // ragls indexes files from disk and re-indexes open, unsaved buffers from these.
       documentSelector: [{ scheme: 'file' }],
       outputChannel: this.log,
+      // The default writes every stderr line as an error; ragls logs at INFO most of the time.
+      stdioOptions: { stdout: pipeServerLog, stderr: pipeServerLog },
       initializationOptions: () => this.settingsForServer(),
       middleware: {
         workspace: {
@@ -392,6 +429,7 @@ export class RaglsServer implements vscode.Disposable {
       void this.restart();
       return;
     }
+    this.logIgnoredWorkspaceSettings();
     const client = this.client;
     if (client && client.state === State.Running) {
       // The server re-pulls `workspace/configuration` (answered by the middleware above).

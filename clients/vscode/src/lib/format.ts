@@ -1,7 +1,8 @@
 /**
  * Text formatting shared by the chat participant and the commands. No `vscode` import.
  */
-import type { Chunk, Range, RetrieveParams } from './protocol';
+import type { Chunk, RetrieveParams } from './protocol';
+import { linesLabel } from './ranges';
 
 /** The server accepts queries of 1..4000 characters. */
 export const MAX_QUERY_CHARS = 4000;
@@ -16,21 +17,7 @@ export function prependContext(context: string | undefined | null, prompt: strin
   return `${ctx}\n\n${prompt}`;
 }
 
-/** 1-based inclusive line span of an LSP range whose end is exclusive. */
-export function lineSpan(range: Range): { first: number; last: number } {
-  const first = range.start.line + 1;
-  // `end` is exclusive: {line: last+1, character: 0} means the chunk ends on line `last`.
-  let last = range.end.character === 0 ? range.end.line : range.end.line + 1;
-  if (last < first) last = first;
-  return { first, last };
-}
-
-export function linesLabel(range: Range): string {
-  const { first, last } = lineSpan(range);
-  return first === last ? `${first}` : `${first}-${last}`;
-}
-
-/** `billing/invoice.py:22-26` */
+/** `billing/invoice.py:22-25` */
 export function chunkLocationLabel(chunk: Chunk): string {
   return `${chunk.path}:${linesLabel(chunk.range)}`;
 }

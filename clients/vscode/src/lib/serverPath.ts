@@ -1,8 +1,10 @@
 /**
  * Locate the ragls executable. No `vscode` import.
  *
- * Order: the `ragls.server.path` setting; `.venv/bin/ragls` in each workspace folder;
- * `ragls` on PATH.
+ * Order: the `ragls.server.path` user setting, else `ragls` on PATH. Nothing inside the
+ * workspace is run on its own (a cloned repository can ship an executable `.venv/bin/ragls`):
+ * a path in the workspace (`${workspaceFolder}/...` or relative) runs only when the user set
+ * it and trusted the workspace.
  */
 import * as path from 'node:path';
 
@@ -13,12 +15,12 @@ export interface ResolveInput {
   platform: NodeJS.Platform;
   home: string;
   isExecutable: (p: string) => boolean;
-  /** Look in the workspace's .venv: only for trusted workspaces (it runs workspace files). */
-  allowWorkspaceVenv?: boolean;
+  /** The workspace is trusted: a configured path inside it may run. */
+  workspaceTrusted: boolean;
 }
 
 export type ResolveResult =
-  | { ok: true; command: string; source: 'setting' | 'venv' | 'path' }
+  | { ok: true; command: string; source: 'setting' | 'path' }
   | { ok: false; tried: string[]; message: string };
 
 export function expandPath(p: string, workspaceFolder: string | undefined, home: string): string {
@@ -30,11 +32,9 @@ export function expandPath(p: string, workspaceFolder: string | undefined, home:
   return out;
 }
 
-function venvCandidates(folder: string, platform: NodeJS.Platform): string[] {
-  if (platform === 'win32') {
-    return [path.join(folder, '.venv', 'Scripts', 'ragls.exe'), path.join(folder, 'venv', 'Scripts', 'ragls.exe')];
-  }
-  return [path.join(folder, '.venv', 'bin', 'ragls'), path.join(folder, 'venv', 'bin', 'ragls')];
+function isInside(p: string, folder: string): boolean {
+  const rel = path.relative(folder, p);
+  return rel === '' || (!rel.startsWith('..') && !path.isAbsolute(rel));
 }
 
 function pathCandidates(envPath: string | undefined, platform: NodeJS.Platform, name: string): string[] {
@@ -55,6 +55,14 @@ export function resolveServerCommand(input: ResolveInput): ResolveResult {
   const configured = (input.configured ?? '').trim();
   if (configured) {
     const expanded = expandPath(configured, first, input.home);
+    const inWorkspace = input.workspaceFolders.some((f) => isInside(expanded, f)) || /\$\{workspaceFolder\}/.test(configured);
+    if (inWorkspace && !input.workspaceTrusted) {
+      return {
+        ok: false,
+        tried,
+        message: `ragls.server.path "${configured}" is inside the workspace, which is not trusted; ragls runs a program from the workspace only in a trusted workspace.`,
+      };
+    }
     if (path.isAbsolute(expanded)) {
       tried.push(expanded);
       if (input.isExecutable(expanded)) return { ok: true, command: expanded, source: 'setting' };
@@ -71,24 +79,30 @@ export function resolveServerCommand(input: ResolveInput): ResolveResult {
     }
     return { ok: false, tried, message: `ragls.server.path is "${configured}", which is not on PATH.` };
   }
-  for (const folder of input.allowWorkspaceVenv === false ? [] : input.workspaceFolders) {
-    for (const c of venvCandidates(folder, input.platform)) {
-      tried.push(c);
-      if (input.isExecutable(c)) return { ok: true, command: c, source: 'venv' };
-    }
-  }
   for (const c of pathCandidates(input.envPath, input.platform, 'ragls')) {
+    // A relative PATH entry (`.`) or one inside an untrusted workspace would run workspace files.
+    if (!path.isAbsolute(c) || (!input.workspaceTrusted && input.workspaceFolders.some((f) => isInside(c, f)))) continue;
     tried.push(c);
     if (input.isExecutable(c)) return { ok: true, command: c, source: 'path' };
   }
-  return {
-    ok: false,
-    tried,
-    message: 'The ragls server was not found in the workspace .venv or on PATH.',
-  };
+  return { ok: false, tried, message: notFoundMessage(input.envPath) };
+}
+
+/**
+ * Why `ragls` on PATH was not found, naming the PATH searched. The extension host's PATH is
+ * not the one of the terminal the editor was started from: VS Code, code-server, Remote-SSH,
+ * WSL and dev containers take it from the user's login shell (`$SHELL -i -l`) on the machine
+ * the extension host runs on.
+ */
+export function notFoundMessage(envPath: string | undefined): string {
+  return (
+    `The ragls server was not found on PATH. PATH searched: ${envPath || '(empty)'}. ` +
+    "This is the extension host's PATH, which VS Code (also code-server, Remote-SSH, WSL and dev containers) " +
+    'takes from your login shell on the machine it runs on, not from the terminal the editor was started from.'
+  );
 }
 
 /** The "how to fix it" text shown with a missing server. */
 export const INSTALL_HINT =
-  'Install it into the workspace virtualenv (python3 -m venv .venv && .venv/bin/pip install ragls), ' +
-  'or set "ragls.server.path" to the full path of the ragls executable.';
+  'Set "ragls.server.path" in your user settings to the full path of the ragls executable, ' +
+  'or install it with pipx (pipx install ragls), which puts it in ~/.local/bin on the login PATH.';

@@ -5,6 +5,11 @@
  * Only values the user actually set (user, workspace or folder settings) are sent. The
  * defaults shown in VS Code are the server's own, and sending them would shadow the
  * workspace's `.ragls.toml`, which ranks below initializationOptions.
+ *
+ * Sensitive settings (what runs, where code and credentials go: the server's
+ * `ragls schema --sensitive` plus the client's `server.*`) are read from user settings only:
+ * a cloned repository's `.vscode/settings.json` is as untrusted as its `.ragls.toml`, and
+ * the server trusts whatever the client sends.
  */
 import { CLIENT_ONLY_KEYS } from './protocol';
 
@@ -44,17 +49,45 @@ export function pruneUnset(value: unknown): Json | undefined {
 }
 
 /**
- * Build the nested settings object from the explicitly set values of `keys`
- * (full keys such as `ragls.retrieval.topK`; the most specific scope wins).
+ * The settings read from user scope only, as full keys (`ragls.qdrant.url`): the extension's
+ * `capabilities.untrustedWorkspaces.restrictedConfigurations`, so package.json states them once.
  */
-export function explicitSettings(keys: readonly string[], inspect: (key: string) => Inspected | undefined): Record<string, unknown> {
+export function userScopeOnlyKeys(packageJSON: unknown): string[] {
+  const caps = (packageJSON as { capabilities?: { untrustedWorkspaces?: { restrictedConfigurations?: unknown } } } | undefined)
+    ?.capabilities?.untrustedWorkspaces?.restrictedConfigurations;
+  return Array.isArray(caps) ? caps.filter((k): k is string => typeof k === 'string') : [];
+}
+
+/** The value that counts: user scope only for `userOnly` keys, else the most specific scope. */
+export function effectiveValue(full: string, i: Inspected | undefined, userOnly: ReadonlySet<string>): unknown {
+  if (!i) return undefined;
+  if (userOnly.has(full)) return i.globalValue;
+  return i.workspaceFolderValue !== undefined ? i.workspaceFolderValue : i.workspaceValue !== undefined ? i.workspaceValue : i.globalValue;
+}
+
+/** User-scope-only keys that a workspace or folder tried to set (ignored; worth a log line). */
+export function ignoredWorkspaceKeys(userOnly: ReadonlySet<string>, inspect: (key: string) => Inspected | undefined): string[] {
+  return [...userOnly].filter((full) => {
+    const i = inspect(full.slice('ragls.'.length));
+    return !!i && (i.workspaceValue !== undefined || i.workspaceFolderValue !== undefined);
+  });
+}
+
+/**
+ * Build the nested settings object from the explicitly set values of `keys`
+ * (full keys such as `ragls.retrieval.topK`; the most specific scope wins, except for
+ * `userOnly` keys, which come from user settings or not at all).
+ */
+export function explicitSettings(
+  keys: readonly string[],
+  inspect: (key: string) => Inspected | undefined,
+  userOnly: ReadonlySet<string> = new Set(),
+): Record<string, unknown> {
   const out: Record<string, unknown> = {};
   for (const full of keys) {
     if (!full.startsWith('ragls.')) continue;
     const rel = full.slice('ragls.'.length);
-    const i = inspect(rel);
-    if (!i) continue;
-    const value = i.workspaceFolderValue !== undefined ? i.workspaceFolderValue : i.workspaceValue !== undefined ? i.workspaceValue : i.globalValue;
+    const value = effectiveValue(full, inspect(rel), userOnly);
     if (value === undefined) continue;
     const parts = rel.split('.');
     let node = out;

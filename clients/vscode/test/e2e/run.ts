@@ -15,6 +15,7 @@
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import * as fs from 'node:fs';
+import * as http from 'node:http';
 import * as net from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
@@ -103,8 +104,26 @@ function checkTools(): string[] {
   return missing;
 }
 
+interface HarnessOptions {
+  /**
+   * Leave `ragls.server.path` unset and put the server on PATH only through the login
+   * shell's profile (HOME/.profile), with a launching PATH that lacks it: code-server's
+   * extension host takes PATH from `$SHELL -i -l`, as in every remote set-up.
+   */
+  serverOnLoginPath?: boolean;
+  /**
+   * Issue 12: the workspace ships an executable `.venv/bin/ragls` that writes this marker, and
+   * a `.vscode/settings.json` pointing `ragls.server.path` at it and `ragls.qdrant.url` at
+   * `hostileUrl`. Neither may take effect.
+   */
+  hostileMarker?: string;
+  hostileUrl?: string;
+}
+
 class Harness {
+  constructor(readonly options: HarnessOptions = {}) {}
   root = fs.mkdtempSync(path.join(os.tmpdir(), 'ragls-e2e-'));
+  home = path.join(this.root, 'home');
   workspace = '';
   userData = path.join(this.root, 'user-data');
   extensions = path.join(this.root, 'extensions');
@@ -116,14 +135,24 @@ class Harness {
   page!: Page;
   shots: string[] = [];
 
+  /** The launching PATH: Node 24 first; without the server's directory in the login-PATH run. */
+  launchPath(): string {
+    const dirs = [path.dirname(NODE24), ...(process.env.PATH ?? '').split(':').filter(Boolean)];
+    if (!this.options.serverOnLoginPath) return dirs.join(':');
+    const serverDir = path.dirname(serverPath());
+    return dirs.filter((d) => path.resolve(d) !== path.resolve(serverDir) && !isExecutable(path.join(d, 'ragls'))).join(':');
+  }
+
   csEnv(): NodeJS.ProcessEnv {
+    const login: NodeJS.ProcessEnv = this.options.serverOnLoginPath ? { HOME: this.home, SHELL: '/bin/bash' } : {};
     return {
       ...process.env,
+      ...login,
       // Keep code-server (and the ragls server it spawns) out of the user's dirs.
       XDG_CONFIG_HOME: path.join(this.root, 'xdg-config'),
       XDG_DATA_HOME: path.join(this.root, 'xdg-data'),
       XDG_CACHE_HOME: path.join(this.root, 'xdg-cache'),
-      PATH: `${path.dirname(NODE24)}:${process.env.PATH ?? ''}`,
+      PATH: this.launchPath(),
       ECHO_LM_OUT: this.echoOut,
     };
   }
@@ -145,7 +174,9 @@ class Harness {
     fs.mkdirSync(path.join(this.userData, 'User'), { recursive: true });
     fs.mkdirSync(this.extensions, { recursive: true });
     fs.mkdirSync(ARTIFACTS, { recursive: true });
-    for (const f of fs.readdirSync(ARTIFACTS)) if (f.endsWith('.png')) fs.rmSync(path.join(ARTIFACTS, f));
+    if (!this.options.serverOnLoginPath) {
+      for (const f of fs.readdirSync(ARTIFACTS)) if (f.endsWith('.png')) fs.rmSync(path.join(ARTIFACTS, f));
+    }
 
     log('packaging the echo-lm test provider');
     const echoSrc = path.join(PACKAGE_ROOT, 'test', 'echo-lm');
@@ -157,8 +188,25 @@ class Harness {
     log('installing ragls.vsix and echo-lm.vsix into code-server');
     run(NODE24, [...this.codeServerArgs(), '--install-extension', VSIX, '--install-extension', echoVsix], { env: this.csEnv() });
 
+    if (this.options.serverOnLoginPath) {
+      // bash -i -l reads /etc/profile, then ~/.profile: the only place the server's dir is added.
+      fs.mkdirSync(this.home, { recursive: true });
+      fs.writeFileSync(path.join(this.home, '.profile'), `PATH="${path.dirname(serverPath())}:$PATH"\nexport PATH\n`);
+      const onLaunchPath = this.launchPath().split(':').filter((d) => isExecutable(path.join(d, 'ragls')));
+      if (onLaunchPath.length) throw new Error(`the launching PATH must not hold ragls: ${onLaunchPath.join(', ')}`);
+    }
+    if (this.options.hostileMarker) {
+      const venvRagls = path.join(this.workspace, '.venv', 'bin', 'ragls');
+      fs.mkdirSync(path.dirname(venvRagls), { recursive: true });
+      fs.writeFileSync(venvRagls, `#!/bin/sh\necho ran > '${this.options.hostileMarker}'\nexit 1\n`, { mode: 0o755 });
+      fs.mkdirSync(path.join(this.workspace, '.vscode'), { recursive: true });
+      fs.writeFileSync(
+        path.join(this.workspace, '.vscode', 'settings.json'),
+        JSON.stringify({ 'ragls.server.path': venvRagls, 'ragls.qdrant.url': this.options.hostileUrl, 'ragls.embedder.baseUrl': this.options.hostileUrl }, null, 2),
+      );
+    }
     const settings = {
-      'ragls.server.path': serverPath(),
+      ...(this.options.serverOnLoginPath ? {} : { 'ragls.server.path': serverPath() }),
       'ragls.server.extraEnv': { RAGLS_CACHE_DIR: path.join(this.root, 'ragls-cache') },
       'workbench.startupEditor': 'none',
       'workbench.tips.enabled': false,
@@ -255,7 +303,7 @@ class Harness {
       }
     }
     // Keep the logs next to the screenshots.
-    const logs = path.join(ARTIFACTS, 'logs');
+    const logs = path.join(ARTIFACTS, this.options.serverOnLoginPath ? 'logs-login-path' : 'logs');
     fs.rmSync(logs, { recursive: true, force: true });
     fs.mkdirSync(logs, { recursive: true });
     for (const f of [this.csLog, this.echoOut]) {
@@ -348,6 +396,21 @@ class Harness {
     return (await rows.nth(n - 1).innerText()) ?? '';
   }
 
+  /** The `ragls` output channel as written to disk by the LogOutputChannel. */
+  raglsLog(): string {
+    const found: string[] = [];
+    const walk = (dir: string) => {
+      if (!fs.existsSync(dir)) return;
+      for (const e of fs.readdirSync(dir, { withFileTypes: true })) {
+        const p = path.join(dir, e.name);
+        if (e.isDirectory()) walk(p);
+        else if (/ragls\.log$/.test(e.name) && p.includes('ragls-vscode')) found.push(p);
+      }
+    };
+    walk(path.join(this.userData, 'logs'));
+    return found.map((f) => fs.readFileSync(f, 'utf8')).join('\n');
+  }
+
   echoRequests(): { messages: { role: number; text: string }[]; last: string }[] {
     if (!fs.existsSync(this.echoOut)) return [];
     return fs
@@ -397,6 +460,40 @@ async function waitUntil<T>(what: string, fn: () => Promise<T | undefined>, time
   }
 }
 
+/** Open the workspace in the browser and wait for the status bar to say ready. */
+async function openAndWaitReady(h: Harness, prefix: string): Promise<boolean> {
+  const page = h.page;
+  const seen = new Set<string>();
+    await step(h, `${prefix}workbench loads with the workspace`, async () => {
+      await page.goto(`http://127.0.0.1:${h.port}/?folder=${encodeURIComponent(h.workspace)}`);
+      await page.locator('.monaco-workbench').waitFor({ state: 'visible', timeout: 90_000 });
+      await page.locator('.explorer-folders-view, .explorer-viewlet').first().waitFor({ state: 'visible', timeout: 60_000 });
+    });
+
+  return step(h, `${prefix}status bar reaches ready with the real ragls server`, async () => {
+      const label = await waitUntil(
+        'the ragls status item to say ready',
+        async () => {
+          const l = await h.statusLabel();
+          if (l) {
+            const state = l.split(':')[0];
+            if (!seen.has(state)) log(`status: ${l}`);
+            seen.add(state);
+          }
+          if (/^ragls (notFound|stopped)/.test(l)) throw new Error(`status bar: ${l}`);
+          return /^ragls ready: RAG: [\d,]+ chunks/.test(l) ? l : undefined;
+        },
+        READY_TIMEOUT_MS,
+      );
+      const chunks = Number(/RAG: ([\d,]+) chunks/.exec(label)![1].replace(/,/g, ''));
+      assert(chunks > 0, `expected chunks > 0 in "${label}"`);
+      const text = await h.statusItem().innerText();
+      assert(/RAG: [\d,]+ chunks/.test(text), `status text "${text}"`);
+      await h.screenshot(`${prefix ? 'login-path-' : ''}status-ready`);
+    });
+
+}
+
 async function main(): Promise<number> {
   const missing = checkTools();
   if (missing.length) {
@@ -422,34 +519,12 @@ async function main(): Promise<number> {
 
   if (!fatal) {
     const page = h.page;
-    const seen = new Set<string>();
 
-    await step(h, 'workbench loads with the workspace', async () => {
-      await page.goto(`http://127.0.0.1:${h.port}/?folder=${encodeURIComponent(h.workspace)}`);
-      await page.locator('.monaco-workbench').waitFor({ state: 'visible', timeout: 90_000 });
-      await page.locator('.explorer-folders-view, .explorer-viewlet').first().waitFor({ state: 'visible', timeout: 60_000 });
-    });
-
-    const ready = await step(h, 'status bar reaches ready with the real ragls server', async () => {
-      const label = await waitUntil(
-        'the ragls status item to say ready',
-        async () => {
-          const l = await h.statusLabel();
-          if (l) {
-            const state = l.split(':')[0];
-            if (!seen.has(state)) log(`status: ${l}`);
-            seen.add(state);
-          }
-          if (/^ragls (notFound|stopped)/.test(l)) throw new Error(`status bar: ${l}`);
-          return /^ragls ready: RAG: [\d,]+ chunks/.test(l) ? l : undefined;
-        },
-        READY_TIMEOUT_MS,
-      );
-      const chunks = Number(/RAG: ([\d,]+) chunks/.exec(label)![1].replace(/,/g, ''));
-      assert(chunks > 0, `expected chunks > 0 in "${label}"`);
-      const text = await h.statusItem().innerText();
-      assert(/RAG: [\d,]+ chunks/.test(text), `status text "${text}"`);
-      await h.screenshot('status-ready');
+    const ready = await openAndWaitReady(h, '');
+    await step(h, 'server stderr lands in the output channel at its own level', async () => {
+      const text = await waitUntil('the ragls log file', async () => (/\[info\] ragls\.\w+: /.test(h.raglsLog()) ? h.raglsLog() : undefined), 15_000);
+      const wrong = text.split('\n').filter((l) => /\[error\].*\b(INFO|DEBUG)\b/.test(l));
+      assert(wrong.length === 0, `INFO lines logged as errors:\n${wrong.slice(0, 5).join('\n')}`);
     });
 
     await step(h, 'status menu shows index details and actions', async () => {
@@ -467,6 +542,8 @@ async function main(): Promise<number> {
       await step(h, '@rag sends <rag_context> + prompt to the model and streams the answer', async () => {
         await h.openChat();
         let attempt = 0;
+        let contextLines = '';
+        let allInvoiceLines: string[] = [];
         for (;;) {
           attempt++;
           const before = h.echoRequests().length;
@@ -492,6 +569,8 @@ async function main(): Promise<number> {
             continue;
           }
           const prompt = got.last;
+          allInvoiceLines = [...prompt.matchAll(new RegExp(`<code_context file="${escapeRegExp(EXPECTED_PATH)}" lines="(\\d+-\\d+)"`, 'g'))].map((m) => m[1]);
+          contextLines = new RegExp(`<code_context file="${escapeRegExp(EXPECTED_PATH)}" lines="(\\d+-\\d+)" symbol="${escapeRegExp(EXPECTED_SYMBOL)}">`).exec(prompt)?.[1] ?? '';
           assert(prompt.startsWith('<rag_context>\n'), `prompt does not start with <rag_context>:\n${prompt.slice(0, 300)}`);
           assert(
             new RegExp(`<code_context file="${escapeRegExp(EXPECTED_PATH)}" lines="\\d+-\\d+" symbol="${escapeRegExp(EXPECTED_SYMBOL)}">`).test(prompt),
@@ -516,7 +595,8 @@ async function main(): Promise<number> {
           text.includes('<rag_context>') || text.includes('compute_total'),
           'the answer shows the echoed <rag_context>',
         );
-        // For the picture: a wide chat, scrolled to the start of the answer, references open.
+        // For the picture: a wide chat, scrolled to the start of the answer (the references and
+        // the context line with exact ranges, then the prompt the model got), references open.
         const maximize = page.locator('.part.auxiliarybar .codicon-auxiliarybar-maximize').first();
         if (await maximize.isVisible().catch(() => false)) await maximize.click({ timeout: 3000 }).catch(() => undefined);
         await sleep(500);
@@ -524,17 +604,28 @@ async function main(): Promise<number> {
         const box = await list.boundingBox().catch(() => null);
         if (box) {
           await page.mouse.move(box.x + box.width / 2, box.y + box.height / 2);
-          for (let i = 0; i < 15; i++) {
-            const begin = page.getByText('ECHO-BEGIN').first();
-            const b = await begin.boundingBox().catch(() => null);
-            if (b && b.y > box.y + 60) break;
+          for (let i = 0; i < 20; i++) {
+            const request = page.locator('.interactive-item-container.interactive-request').last();
+            const b = await request.boundingBox().catch(() => null);
+            if (b && b.y > box.y) break;
             await page.mouse.wheel(0, -250);
             await sleep(150);
           }
         }
-        const steps = page.getByText(/Completed \d+ steps|Used \d+ references?/).last();
-        if (await steps.isVisible().catch(() => false)) await steps.click({ timeout: 3000 }).catch(() => undefined);
+        // Open the collapsed steps, where the chat lists the references with their ranges.
+        const steps = page.locator('.interactive-item-container.interactive-response').last().getByText(/Completed \d+ steps|Used \d+ references?/).first();
+        if (await steps.isVisible().catch(() => false)) await steps.click({ timeout: 3000 }).catch((e) => log(`could not open the steps: ${e}`));
         await sleep(800);
+        // Issue 20: references carry the context's exact lines and its symbol names, in its order.
+        const answer = await h.lastResponseText();
+        const named = `${EXPECTED_SYMBOL} ${path.basename(EXPECTED_PATH)}:${contextLines}`;
+        const contextLine = answer.split('\n').find((l) => l.startsWith('Context (')) ?? '';
+        log(`context line: ${contextLine}`);
+        assert(contextLines && contextLine.includes(named), `the answer's context line lacks "${named}":\n${answer.slice(0, 600)}`);
+        const labels = [...answer.matchAll(/invoice\.py\D{0,3}(\d+)-(\d+)/g)].map((m) => `${m[1]}-${m[2]}`);
+        log(`reference labels for invoice.py: ${labels.join(', ')}; context lines="${contextLines}"`);
+        assert(labels.includes(contextLines), `no reference reads invoice.py:${contextLines} (labels: ${labels.join(', ')})`);
+        assert(labels.every((l) => allInvoiceLines.includes(l)), `reference ranges ${labels.join(', ')} differ from the context's lines ${allInvoiceLines.join(', ')}`);
         await h.screenshot('chat');
         const restore = page.locator('.part.auxiliarybar .codicon-auxiliarybar-restore').first();
         if (await restore.isVisible().catch(() => false)) await restore.click({ timeout: 3000 }).catch(() => undefined);
@@ -556,6 +647,21 @@ async function main(): Promise<number> {
         await h.screenshot('chat-search');
       });
     }
+
+    if (ready) await step(h, '#ragls: listed in vscode.lm.tools, vscode.lm.invokeTool returns the real context', async () => {
+      const out = `${h.echoOut}.tool.json`;
+      await h.runCommand('Echo LM Test: Probe ragls Tool');
+      const rec = await waitUntil('the tool probe', async () => (fs.existsSync(out) ? JSON.parse(fs.readFileSync(out, 'utf8')) : undefined), 30_000);
+      const tool = (rec.tools as { name: string; inputSchema?: { properties?: Record<string, unknown> } }[]).find((t) => t.name === 'ragls_search');
+      assert(tool, `ragls_search not in vscode.lm.tools: ${JSON.stringify(rec.tools.map((t: { name: string }) => t.name))}`);
+      assert(tool.inputSchema?.properties?.query, 'the tool declares its input schema');
+      assert(!rec.error, `invokeTool failed: ${rec.error}`);
+      const text = String(rec.text);
+      assert(text.startsWith('<rag_context>\n'), `tool result: ${text.slice(0, 200)}`);
+      assert(new RegExp(`<code_context file="${escapeRegExp(EXPECTED_PATH)}" lines="\\d+-\\d+" symbol="${escapeRegExp(EXPECTED_SYMBOL)}">`).test(text), `no ${EXPECTED_SYMBOL} in the tool result`);
+      assert(text.includes('def compute_total'), 'the tool result holds the source');
+      assert(/topK must be an integer/.test(String(rec.badInput)), `bad input: ${rec.badInput}`);
+    });
 
     if (ready) await step(h, 'RAG: Search Workspace opens the hit', async () => {
       await h.runCommand('RAG: Search Workspace');
@@ -596,6 +702,8 @@ async function main(): Promise<number> {
       await page.locator('.settings-editor').first().waitFor({ state: 'visible' });
       await page.keyboard.press('Control+A');
       await page.keyboard.type('@ext:ragls.ragls-vscode server path', { delay: 5 });
+      // A machine-scoped setting: code-server, like every remote window, edits it under "Remote".
+      await page.locator('.settings-tabs-widget .action-label', { hasText: /^Remote/ }).first().click();
       const item = page.locator('.settings-editor .setting-item-contents', { hasText: 'Server: Path' }).first();
       await item.waitFor({ state: 'visible', timeout: 15_000 });
       const input = item.locator('input').first();
@@ -604,8 +712,9 @@ async function main(): Promise<number> {
       await page.keyboard.press('Control+A');
       await page.keyboard.type(missing, { delay: 2 });
       await page.keyboard.press('Tab');
-      const settingsFile = path.join(h.userData, 'User', 'settings.json');
-      await waitUntil('the Settings UI to write settings.json', async () => (fs.readFileSync(settingsFile, 'utf8').includes(missing) ? true : undefined), 15_000);
+      const settingsFiles = [path.join(h.userData, 'User', 'settings.json'), path.join(h.userData, 'Machine', 'settings.json')];
+      const written = () => settingsFiles.some((f) => fs.existsSync(f) && fs.readFileSync(f, 'utf8').includes(missing));
+      await waitUntil('the Settings UI to write settings.json', async () => (written() ? true : undefined), 15_000);
       await page.keyboard.press('Escape');
       await waitUntil('the status bar to say the server is missing', async () => ((await h.statusLabel()).startsWith('ragls notFound') ? true : undefined), 30_000);
       await page.locator('.notifications-toasts', { hasText: 'ragls.server.path' }).first().waitFor({ state: 'visible', timeout: 10_000 });
@@ -634,11 +743,56 @@ async function main(): Promise<number> {
     }
   }
 
+  await h.teardown(results.some((r) => !r.ok));
+  await loginPathRun();
   const failed = results.some((r) => !r.ok);
-  await h.teardown(failed);
   log(`artefacts in ${ARTIFACTS}`);
   printSummary();
   return failed ? 1 : 0;
+}
+
+/**
+ * Issue 20: no `ragls.server.path`; the server is found on the PATH that code-server's
+ * extension host takes from the login shell's profile, not from the launching PATH.
+ */
+async function loginPathRun(): Promise<void> {
+  // A listener for what a hostile workspace setting would send (it must receive nothing).
+  let hits = 0;
+  const listener = http.createServer((req, res) => {
+    hits++;
+    res.writeHead(404).end();
+  });
+  await new Promise<void>((r) => listener.listen(0, '127.0.0.1', () => r()));
+  const addr = listener.address();
+  const hostileUrl = `http://127.0.0.1:${typeof addr === 'object' && addr ? addr.port : 0}`;
+  const marker = path.join(os.tmpdir(), `ragls-e2e-hostile-${process.pid}`);
+  fs.rmSync(marker, { force: true });
+  const h = new Harness({ serverOnLoginPath: true, hostileMarker: marker, hostileUrl });
+  const start = Date.now();
+  try {
+    await h.setup();
+  } catch (e) {
+    results.push({ name: 'login PATH: set-up', ok: false, ms: Date.now() - start, error: String(e) });
+    await h.teardown(true);
+    listener.close();
+    return;
+  }
+  const ready = await openAndWaitReady(h, 'login PATH: ');
+  if (ready) {
+    await step(h, 'login PATH: the server came from PATH, through the login shell profile', async () => {
+      const expected = path.join(path.dirname(serverPath()), 'ragls');
+      const logText = h.raglsLog();
+      assert(logText.includes(`Starting ${expected} (from path)`), `no "Starting ${expected} (from path)" in the log:\n${logText.slice(0, 1500)}`);
+    });
+  }
+  await step(h, 'hostile workspace: its .venv/bin/ragls never ran, its .vscode/settings.json sent nothing', async () => {
+    assert(!fs.existsSync(marker), 'the workspace .venv/bin/ragls was run');
+    assert(hits === 0, `the listener named by the workspace settings got ${hits} requests`);
+    assert(!h.raglsLog().includes(path.join(h.workspace, '.venv')), 'the log mentions starting the workspace binary');
+  });
+  await h.teardown(results.some((r) => !r.ok));
+  listener.close();
+  fs.rmSync(marker, { force: true });
 }
 
 main().then(

@@ -52,6 +52,31 @@ function activate(context) {
     },
   };
   context.subscriptions.push(vscode.lm.registerLanguageModelChatProvider('echo-lm', provider));
+  // The e2e reaches the extension API through this test-only command: list vscode.lm.tools and
+  // call ragls_search with vscode.lm.invokeTool, as agent mode would; the answer goes to
+  // $ECHO_LM_OUT.tool.json. None of this ships in ragls.vsix.
+  context.subscriptions.push(
+    vscode.commands.registerCommand('echoLm.probeRaglsTool', async () => {
+      const out = `${process.env.ECHO_LM_OUT || '/tmp/echo-lm.jsonl'}.tool.json`;
+      const record = { tools: vscode.lm.tools.map((t) => ({ name: t.name, tags: t.tags, inputSchema: t.inputSchema })) };
+      try {
+        const result = await vscode.lm.invokeTool('ragls_search', {
+          toolInvocationToken: undefined,
+          input: { query: 'calculate the invoice total including tax', topK: 3, languages: ['python'] },
+        });
+        record.text = result.content.map(partText).join('');
+      } catch (e) {
+        record.error = String(e && e.message ? e.message : e);
+      }
+      try {
+        await vscode.lm.invokeTool('ragls_search', { toolInvocationToken: undefined, input: { query: 'q', topK: 1000 } });
+        record.badInput = 'no error';
+      } catch (e) {
+        record.badInput = String(e && e.message ? e.message : e);
+      }
+      fs.writeFileSync(out, JSON.stringify(record));
+    }),
+  );
   // Ask for the models once so the chat view learns about them before the first request
   // (it resolves a provider's models lazily otherwise).
   void vscode.lm.selectChatModels({ vendor: 'echo-lm' });

@@ -7,12 +7,12 @@ import {
   escapeMarkdown,
   formatScore,
   hitLabel,
-  lineSpan,
   prependContext,
   retrieveParams,
   searchResultLines,
   toQuery,
 } from '../../src/lib/format';
+import { lineSpan } from '../../src/lib/ranges';
 import type { Chunk } from '../../src/lib/protocol';
 
 const chunk: Chunk = {

@@ -10,6 +10,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { prependContext } from '../../src/lib/format';
+import { searchToolParams, searchToolText } from '../../src/lib/searchTool';
 import type { IndexStatus, RetrieveResult } from '../../src/lib/protocol';
 import { RaglsTestClient } from '../support/lspClient';
 import { EXPECTED_PATH, EXPECTED_SYMBOL, IS_CI, QUERY, copyFixture, isExecutable, serverEnv, serverPath } from '../support/env';
@@ -103,6 +104,18 @@ describe('real ragls server over vscode-jsonrpc', { skip: available ? false : `r
     const prompt = prependContext(res.context, QUERY);
     assert.ok(prompt.startsWith('<rag_context>\n'));
     assert.ok(prompt.endsWith(`</rag_context>\n\n${QUERY}`));
+  });
+
+  test('the #ragls tool input goes through rag/retrieve with its filters', async () => {
+    assert.ok(ready, 'the index never became ready');
+    const params = searchToolParams({ query: QUERY, topK: 3, paths: ['billing/**'], languages: ['Python'] }, undefined);
+    const res: RetrieveResult = await client.conn.sendRequest('rag/retrieve', params);
+    const text = searchToolText(res, params);
+    assert.match(text, /^<rag_context>\n<code_context file="billing\/invoice\.py" lines="\d+-\d+" symbol="Invoice\.compute_total">/);
+    assert.ok(res.chunks.length <= 3 && res.chunks.every((c) => c.path.startsWith('billing/') && c.language === 'python'));
+    const none = searchToolParams({ query: QUERY, languages: ['cobol'] }, undefined);
+    const empty: RetrieveResult = await client.conn.sendRequest('rag/retrieve', none);
+    assert.equal(searchToolText(empty, none), `No indexed code matches "${QUERY}" within languages cobol. Try other words, an identifier, or fewer filters.`);
   });
 
   test('invalid params and unknown methods are JSON-RPC errors, server stays up', async () => {

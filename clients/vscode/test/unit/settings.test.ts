@@ -90,7 +90,7 @@ test('package.json contributes the server settings under their server names', ()
 });
 
 const exe = (set: string[]) => (p: string) => set.includes(p);
-const base = { workspaceFolders: ['/ws'], envPath: '/usr/bin:/opt/bin', platform: 'linux' as NodeJS.Platform, home: '/home/u' };
+const base = { workspaceFolders: ['/ws'], envPath: '/usr/bin:/opt/bin', platform: 'linux' as NodeJS.Platform, home: '/home/u', workspaceTrusted: true };
 
 test('server path: the setting wins, with ~ and ${workspaceFolder}', () => {
   assert.equal(expandPath('~/bin/ragls', '/ws', '/home/u'), '/home/u/bin/ragls');
@@ -105,23 +105,48 @@ test('server path: the setting wins, with ~ and ${workspaceFolder}', () => {
   assert.deepEqual(bare, { ok: true, command: '/opt/bin/ragls-dev', source: 'setting' });
 });
 
-test('server path: workspace .venv before PATH, then a clear failure', () => {
-  const venv = resolveServerCommand({ ...base, configured: '', isExecutable: exe(['/ws/.venv/bin/ragls', '/usr/bin/ragls']) });
-  assert.deepEqual(venv, { ok: true, command: '/ws/.venv/bin/ragls', source: 'venv' });
-  const untrusted = resolveServerCommand({ ...base, configured: '', allowWorkspaceVenv: false, isExecutable: exe(['/ws/.venv/bin/ragls', '/usr/bin/ragls']) });
-  assert.deepEqual(untrusted, { ok: true, command: '/usr/bin/ragls', source: 'path' }, 'untrusted: no workspace binaries');
+test('server path: never the workspace .venv by default; PATH, then a clear failure', () => {
+  const both = exe(['/ws/.venv/bin/ragls', '/ws/venv/bin/ragls', '/usr/bin/ragls']);
+  for (const workspaceTrusted of [true, false]) {
+    const r = resolveServerCommand({ ...base, workspaceTrusted, configured: '', isExecutable: both });
+    assert.deepEqual(r, { ok: true, command: '/usr/bin/ragls', source: 'path' }, `trusted=${workspaceTrusted}: no workspace binaries`);
+  }
+  const onlyVenv = resolveServerCommand({ ...base, configured: '', isExecutable: exe(['/ws/.venv/bin/ragls']) });
+  assert.equal(onlyVenv.ok, false, 'a workspace .venv alone is not used');
+  if (!onlyVenv.ok) assert.ok(!onlyVenv.tried.some((t) => t.startsWith('/ws/')), onlyVenv.tried.join(', '));
+  // PATH entries that are relative or inside an untrusted workspace are not searched.
+  const sneaky = { ...base, envPath: '.:/ws/bin:/usr/bin', configured: '', isExecutable: exe(['ragls', '/ws/bin/ragls', '/usr/bin/ragls']) };
+  assert.deepEqual(resolveServerCommand({ ...sneaky, workspaceTrusted: false }), { ok: true, command: '/usr/bin/ragls', source: 'path' });
+  assert.deepEqual(resolveServerCommand({ ...sneaky, workspaceTrusted: true }), { ok: true, command: '/ws/bin/ragls', source: 'path' });
   const onPath = resolveServerCommand({ ...base, configured: undefined, isExecutable: exe(['/opt/bin/ragls']) });
   assert.deepEqual(onPath, { ok: true, command: '/opt/bin/ragls', source: 'path' });
   const none = resolveServerCommand({ ...base, configured: undefined, isExecutable: exe([]) });
   assert.equal(none.ok, false);
   if (!none.ok) {
-    assert.ok(none.tried.includes('/ws/.venv/bin/ragls'));
     assert.ok(none.tried.includes('/usr/bin/ragls'));
     assert.match(none.message, /not found/);
+    assert.ok(none.message.includes('PATH searched: /usr/bin:/opt/bin.'), 'names the PATH it searched');
+    assert.match(none.message, /login shell/, 'says where that PATH comes from');
   }
+  const empty = resolveServerCommand({ ...base, envPath: undefined, configured: '', isExecutable: exe([]) });
+  assert.ok(!empty.ok && empty.message.includes('PATH searched: (empty)'));
   assert.match(INSTALL_HINT, /ragls\.server\.path/);
+  assert.match(INSTALL_HINT, /pipx install ragls/);
   const win = resolveServerCommand({ ...base, platform: 'win32', envPath: 'C:\\bin', configured: '', isExecutable: () => false });
   assert.equal(win.ok, false);
+});
+
+test('server path: a configured path inside the workspace runs only in a trusted workspace', () => {
+  const venv = exe(['/ws/.venv/bin/ragls']);
+  for (const configured of ['${workspaceFolder}/.venv/bin/ragls', '.venv/bin/ragls', '/ws/.venv/bin/ragls']) {
+    assert.deepEqual(resolveServerCommand({ ...base, configured, isExecutable: venv }), { ok: true, command: '/ws/.venv/bin/ragls', source: 'setting' });
+    const r = resolveServerCommand({ ...base, workspaceTrusted: false, configured, isExecutable: venv });
+    assert.equal(r.ok, false, configured);
+    if (!r.ok) {
+      assert.match(r.message, /not trusted/);
+      assert.deepEqual(r.tried, [], 'nothing in the workspace was even probed');
+    }
+  }
 });
 
 test('restart backoff grows, caps, gives up, and resets after a stable run', () => {
