@@ -146,8 +146,15 @@ function M.check()
 
   local opts = config.get()
   r.start('ragls: workspace')
-  local bufname = vim.api.nvim_buf_get_name(0)
-  local probe = (bufname ~= '' and not bufname:match('^%a[%w+.-]*://')) and bufname or vim.fn.getcwd()
+  -- :checkhealth runs in its own (health://) buffer: the file the user came from is the
+  -- alternate buffer
+  local probe = vim.fn.getcwd()
+  for _, name in ipairs({ vim.api.nvim_buf_get_name(0), vim.fn.fnamemodify(vim.fn.bufname('#'), ':p') }) do
+    if name ~= '' and not name:match('^%a[%w+.-]*://') and util.exists(name) then
+      probe = name
+      break
+    end
+  end
   local root = config.find_root(probe, opts, 0)
   if root then
     r.ok('workspace root: ' .. root)
