@@ -422,6 +422,23 @@ local function main()
     end
     local bad = call({ query = '  ' })
     check(bad.status == 'error' and bad.data:find('query is empty', 1, true), 'empty query: %s', vim.inspect(bad))
+    -- while the index is being built, an empty answer says so (state pushed through the
+    -- real rag/statusChanged handler; the server itself answers the query)
+    local h = lsp.handlers()['rag/statusChanged']
+    local saved = vim.deepcopy(status.get(client.id).status)
+    h(nil, vim.tbl_extend('force', saved, { state = 'indexing', phase = 'dense', filesIndexed = 3, filesTotal = 9 }), { client_id = client.id })
+    local tiny = require('ragls.integrations.codecompanion').tool({ maxChars = 10 })
+    local busy
+    tiny.cmds[1](tools_self, { query = QUERY }, {
+      output_cb = function(msg)
+        busy = msg
+      end,
+    })
+    wait(30000, function()
+      return busy ~= nil
+    end, 'output_cb while indexing')
+    h(nil, saved, { client_id = client.id })
+    check(busy.status == 'error' and busy.data:find('still being built', 1, true), 'indexing: %s', vim.inspect(busy))
     -- output handlers put the text into the chat, in codecompanion v19 and v17/v18 argument order
     for _, order in ipairs({ 'v19', 'v18' }) do
       local added = {}
@@ -717,6 +734,14 @@ local function main()
     end, 'ragls clients to stop')
   end
 
+  -- wipes every buffer (setup() attaches the loaded ones) and stops every client, after the
+  -- attach callbacks already scheduled have run
+  local function leave_buffers()
+    vim.cmd('silent! %bwipeout!')
+    vim.wait(300)
+    stop_all()
+  end
+
   -- opens a file and waits for an initialised ragls client on it
   local function open_and_init(path)
     vim.cmd('edit ' .. vim.fn.fnameescape(path))
@@ -769,7 +794,7 @@ local function main()
       check(h:find('trusted_folders', 1, true), 'health gives no way to trust:\n%s', h)
     end)
     vim.notify = orig
-    stop_all()
+    leave_buffers()
     check(ok, tostring(err))
     local warns = vim.tbl_filter(function(m)
       return m.level == vim.log.levels.WARN and m.m:find(evil_exe, 1, true) ~= nil
@@ -787,7 +812,7 @@ local function main()
       local h = health_text()
       check(h:find('cmd from setup()', 1, true), 'health does not say why:\n%s', h)
     end)
-    stop_all()
+    leave_buffers()
     vim.fn.delete(evil_marker)
     check(ok, tostring(err))
   end)
@@ -800,7 +825,7 @@ local function main()
       local srv = require('ragls.config').server(evil_root)
       check(srv.source == 'workspace' and srv.why:find('trusted_folders', 1, true), 'server %s', vim.inspect(srv))
     end)
-    stop_all()
+    leave_buffers()
     vim.fn.delete(evil_marker)
     check(ok, tostring(err))
   end)
@@ -821,7 +846,7 @@ local function main()
         open_and_init(root2 .. '/a.py')
         check(exists(marker2), 'the trusted folder\'s program did not run')
       end)
-      stop_all()
+      leave_buffers()
       check(ok, tostring(err))
       -- deny wins over the earlier allow
       vim.secure.trust({ action = 'deny', path = root2 })
@@ -838,13 +863,14 @@ local function main()
       f:write('# changed\n')
       f:close()
       check(config.server(root2).source == 'path', 'an edited trusted file is still trusted')
-      stop_all()
+      leave_buffers()
       vim.fn.delete(root2, 'rf')
       vim.fn.delete(marker2)
     end)
   end
 
   case('trust: back to the suite\'s explicit server', function()
+    leave_buffers()
     ragls.setup({ attach_mode = forced_mode, cmd = { server }, settings = { retrieval = { topK = 8 } } })
     check(require('ragls.config').server(ws).source == 'setup', 'setup not restored')
     vim.fn.delete(evil_root, 'rf')
@@ -915,17 +941,31 @@ local function main()
       vim.cmd('edit ' .. vim.fn.fnameescape(proj .. '/main.go'))
       vim.cmd('edit ' .. vim.fn.fnameescape(proj .. '/README.md'))
       vim.wait(500)
+      -- chat tools answer with a short error instead of failing
+      local tool = require('ragls.integrations.codecompanion').tool()
+      local got
+      tool.cmds[1]({ chat = {} }, { query = QUERY }, {
+        output_cb = function(msg)
+          got = msg
+        end,
+      })
+      wait(5000, function()
+        return got ~= nil
+      end, 'output_cb without a server')
+      check(got.status == 'error' and got.data:find('no ragls server', 1, true), 'tool without server: %s', vim.inspect(got))
+      local res = require('ragls.integrations.copilotchat').functions().rag.resolve({ query = QUERY }, {})
+      check(res[1].data:find('no ragls server', 1, true), 'copilotchat without server: %s', vim.inspect(res))
     end)
     vim.fn.delete(proj, 'rf')
     vim.notify = orig
     check(ok, tostring(err))
-    local running = 0
+    local running = {}
     for _, c in ipairs(util.get_clients({ name = 'ragls' })) do
       if not util.is_stopped(c) then
-        running = running + 1
+        table.insert(running, string.format('%d %s %s', c.id, tostring(util.client_root(c)), vim.inspect(c.config.cmd)))
       end
     end
-    check(running == 0, '%d ragls client(s) running', running)
+    check(#running == 0, '%d ragls client(s) running: %s', #running, table.concat(running, '; '))
     check(#msgs == 1 and msgs[1].m:find('server not found', 1, true), 'messages: %s', vim.inspect(msgs))
   end)
 end

@@ -358,11 +358,14 @@ function M.get_client(bufnr, start_if_missing)
     end
   end
   for _, c in ipairs(util.get_clients({ name = config.name })) do
-    local root = util.client_root(c)
-    if (path ~= '' and util.is_inside(path, root)) or util.is_inside(cwd, root) then
-      return c
+    -- a client that is shutting down is still listed for a while
+    if not util.is_stopped(c) then
+      local root = util.client_root(c)
+      if (path ~= '' and util.is_inside(path, root)) or util.is_inside(cwd, root) then
+        return c
+      end
+      table.insert(candidates, c)
     end
-    table.insert(candidates, c)
   end
   if #candidates == 1 then
     return candidates[1]
