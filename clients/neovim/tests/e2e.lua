@@ -674,7 +674,7 @@ local function main()
     vim.fn.writefile(vim.fn.readfile(plugin_dir .. '/doc/ragls.txt'), tmp .. '/doc/ragls.txt')
     vim.cmd('helptags ' .. vim.fn.fnameescape(tmp .. '/doc'))
     local tags = table.concat(vim.fn.readfile(tmp .. '/doc/tags'), '\n')
-    for _, t in ipairs({ 'ragls.txt', 'ragls-setup', ':RagSearch', ':RagContext', 'ragls.status()', 'ragls-copilotchat', 'ragls-codecompanion', 'ragls-lspconfig' }) do
+    for _, t in ipairs({ 'ragls.txt', 'ragls-setup', ':RagSearch', ':RagContext', 'ragls.status()', 'ragls-copilotchat', 'ragls-codecompanion', 'ragls-lspconfig', 'ragls-trust', ':RagTrust' }) do
       check(tags:find(t .. '\t', 1, true), 'tag %s missing', t)
     end
     vim.opt.rtp:append(tmp)
@@ -866,6 +866,44 @@ local function main()
       leave_buffers()
       vim.fn.delete(root2, 'rf')
       vim.fn.delete(marker2)
+    end)
+
+    case('trust: 0.11 :RagTrust asks Neovim, stores the answer, restarts ragls with the program', function()
+      local root3, marker3 = evil_workspace('ragtrust')
+      ragls.setup({ attach_mode = forced_mode })
+      local ok, err = pcall(function()
+        local c = open_and_init(root3 .. '/a.py')
+        check(not exists(marker3), 'ran before trust')
+        -- the user's answer to Neovim's own prompt (vim.secure.read asks through confirm())
+        local orig_confirm = vim.fn.confirm
+        local asked
+        vim.fn.confirm = function(msg)
+          asked = msg
+          return 4 -- [a]llow
+        end
+        local cok, cerr = pcall(vim.cmd, 'RagTrust')
+        vim.fn.confirm = orig_confirm
+        check(cok, tostring(cerr))
+        check(asked and asked:find(root3, 1, true), 'Neovim did not ask about %s: %s', root3, tostring(asked))
+        local db = table.concat(vim.fn.readfile(vim.fn.stdpath('state') .. '/trust'), '\n')
+        check(db:find('directory ' .. root3, 1, true), 'trust database: %s', db)
+        wait(30000, function()
+          return exists(marker3)
+        end, 'the trusted program to start after :RagTrust')
+        wait(10000, function()
+          return util.is_stopped(c)
+        end, 'the PATH client to stop')
+        local b = vim.api.nvim_get_current_buf()
+        wait(20000, function()
+          local nc = util.get_clients({ bufnr = b, name = 'ragls' })[1]
+          return nc ~= nil and nc.id ~= c.id and nc.initialized == true
+        end, 'the buffer to attach to the restarted server')
+      end)
+      leave_buffers()
+      vim.secure.trust({ action = 'remove', path = root3 })
+      vim.fn.delete(root3, 'rf')
+      vim.fn.delete(marker3)
+      check(ok, tostring(err))
     end)
   end
 
