@@ -97,6 +97,7 @@ local function finish()
 end
 
 local QUERY = 'calculate the invoice total including tax'
+local run_tool -- defined in main (needs wait/check)
 local forced_mode = os.getenv('RAGLS_TEST_MODE')
 if forced_mode == '' then
   forced_mode = nil
@@ -387,6 +388,20 @@ local function main()
     check(text:find(KNOWN_LINE, 1, true), 'the compute_total chunk is missing:\n%s', text:sub(1, 400))
   end
 
+  -- runs a CodeCompanion tool the way codecompanion does: cmds[1](tool system, args, { output_cb })
+  function run_tool(tool, tools_self, args)
+    local got
+    tool.cmds[1](tools_self, args, {
+      output_cb = function(msg)
+        got = msg
+      end,
+    })
+    wait(30000, function()
+      return got ~= nil
+    end, 'the tool\'s output_cb')
+    return got
+  end
+
   case('chat: CodeCompanion tool calls rag/retrieve on the real server', function()
     need_ready()
     local cc = require('ragls.integrations.codecompanion')
@@ -400,16 +415,7 @@ local function main()
     check(vim.deep_equal(fn.parameters.required, { 'query' }) and fn.parameters.properties.query.type == 'string', 'parameters')
     local tools_self = { chat = { buffer_context = { bufnr = buf } } }
     local function call(args)
-      local got
-      tool.cmds[1](tools_self, args, {
-        output_cb = function(msg)
-          got = msg
-        end,
-      })
-      wait(30000, function()
-        return got ~= nil
-      end, 'output_cb')
-      return got
+      return run_tool(tool, tools_self, args)
     end
     local ok_msg = call({ query = QUERY })
     check(ok_msg.status == 'success', 'status %s: %s', ok_msg.status, tostring(ok_msg.data))
@@ -428,15 +434,7 @@ local function main()
     local saved = vim.deepcopy(status.get(client.id).status)
     h(nil, vim.tbl_extend('force', saved, { state = 'indexing', phase = 'dense', filesIndexed = 3, filesTotal = 9 }), { client_id = client.id })
     local tiny = require('ragls.integrations.codecompanion').tool({ maxChars = 10 })
-    local busy
-    tiny.cmds[1](tools_self, { query = QUERY }, {
-      output_cb = function(msg)
-        busy = msg
-      end,
-    })
-    wait(30000, function()
-      return busy ~= nil
-    end, 'output_cb while indexing')
+    local busy = run_tool(tiny, tools_self, { query = QUERY })
     h(nil, saved, { client_id = client.id })
     check(busy.status == 'error' and busy.data:find('still being built', 1, true), 'indexing: %s', vim.inspect(busy))
     -- output handlers put the text into the chat, in codecompanion v19 and v17/v18 argument order
@@ -980,16 +978,7 @@ local function main()
       vim.cmd('edit ' .. vim.fn.fnameescape(proj .. '/README.md'))
       vim.wait(500)
       -- chat tools answer with a short error instead of failing
-      local tool = require('ragls.integrations.codecompanion').tool()
-      local got
-      tool.cmds[1]({ chat = {} }, { query = QUERY }, {
-        output_cb = function(msg)
-          got = msg
-        end,
-      })
-      wait(5000, function()
-        return got ~= nil
-      end, 'output_cb without a server')
+      local got = run_tool(require('ragls.integrations.codecompanion').tool(), { chat = {} }, { query = QUERY })
       check(got.status == 'error' and got.data:find('no ragls server', 1, true), 'tool without server: %s', vim.inspect(got))
       local res = require('ragls.integrations.copilotchat').functions().rag.resolve({ query = QUERY }, {})
       check(res[1].data:find('no ragls server', 1, true), 'copilotchat without server: %s', vim.inspect(res))
