@@ -97,6 +97,7 @@ local function finish()
 end
 
 local QUERY = 'calculate the invoice total including tax'
+local run_tool -- defined in main (needs wait/check)
 local forced_mode = os.getenv('RAGLS_TEST_MODE')
 if forced_mode == '' then
   forced_mode = nil
@@ -378,19 +379,105 @@ local function main()
     check(ragls.prepend(msg, { maxChars = 10 }) == msg, 'prepend changed the message without context')
   end)
 
-  case('chat: CopilotChat function and CodeCompanion slash command helpers', function()
+  -- a chunk of the fixture the query must bring back (billing/invoice.py, Invoice.compute_total)
+  local KNOWN_FILE = 'file="billing/invoice.py"'
+  local KNOWN_LINE = 'subtotal = sum((i.unit_price * i.quantity for i in self.items), Decimal(0))'
+  local function check_known_chunk(text)
+    check_block(text)
+    check(text:find(KNOWN_FILE, 1, true), 'no %s block in:\n%s', KNOWN_FILE, text:sub(1, 400))
+    check(text:find(KNOWN_LINE, 1, true), 'the compute_total chunk is missing:\n%s', text:sub(1, 400))
+  end
+
+  -- runs a CodeCompanion tool the way codecompanion does: cmds[1](tool system, args, { output_cb })
+  function run_tool(tool, tools_self, args)
+    local got
+    tool.cmds[1](tools_self, args, {
+      output_cb = function(msg)
+        got = msg
+      end,
+    })
+    wait(30000, function()
+      return got ~= nil
+    end, 'the tool\'s output_cb')
+    return got
+  end
+
+  case('chat: CodeCompanion tool calls rag/retrieve on the real server', function()
+    need_ready()
+    local cc = require('ragls.integrations.codecompanion')
+    local entry = cc.tool_config()
+    check(type(entry.description) == 'string' and type(entry.callback) == 'function', 'tools entry %s', vim.inspect(entry))
+    -- what codecompanion does with the entry: resolve the callback, then run cmds[1] with the
+    -- tool system as self and the model's arguments
+    local tool = entry.callback()
+    local fn = tool.schema['function']
+    check(tool.schema.type == 'function' and fn.name == tool.name and fn.name == 'rag', 'schema %s', vim.inspect(tool.schema))
+    check(vim.deep_equal(fn.parameters.required, { 'query' }) and fn.parameters.properties.query.type == 'string', 'parameters')
+    local tools_self = { chat = { buffer_context = { bufnr = buf } } }
+    local function call(args)
+      return run_tool(tool, tools_self, args)
+    end
+    local ok_msg = call({ query = QUERY })
+    check(ok_msg.status == 'success', 'status %s: %s', ok_msg.status, tostring(ok_msg.data))
+    check_known_chunk(ok_msg.data)
+    -- the model's filters reach the server
+    local web = call({ query = QUERY, paths = { 'web/**' } })
+    check(web.status == 'success', 'filtered: %s', tostring(web.data))
+    for file in web.data:gmatch('<code_context file="([^"]+)"') do
+      check(file:match('^web/'), 'paths filter ignored: %s', file)
+    end
+    local bad = call({ query = '  ' })
+    check(bad.status == 'error' and bad.data:find('query is empty', 1, true), 'empty query: %s', vim.inspect(bad))
+    -- while the index is being built, an empty answer says so (state pushed through the
+    -- real rag/statusChanged handler; the server itself answers the query)
+    local h = lsp.handlers()['rag/statusChanged']
+    local saved = vim.deepcopy(status.get(client.id).status)
+    h(nil, vim.tbl_extend('force', saved, { state = 'indexing', phase = 'dense', filesIndexed = 3, filesTotal = 9 }), { client_id = client.id })
+    local tiny = require('ragls.integrations.codecompanion').tool({ maxChars = 10 })
+    local busy = run_tool(tiny, tools_self, { query = QUERY })
+    h(nil, saved, { client_id = client.id })
+    check(busy.status == 'error' and busy.data:find('still being built', 1, true), 'indexing: %s', vim.inspect(busy))
+    -- output handlers put the text into the chat, in codecompanion v19 and v17/v18 argument order
+    for _, order in ipairs({ 'v19', 'v18' }) do
+      local added = {}
+      local chat = {
+        add_tool_output = function(_, self, for_llm, for_user)
+          table.insert(added, { self = self, for_llm = for_llm, for_user = for_user })
+        end,
+      }
+      local t = vim.tbl_extend('force', vim.deepcopy(tool), { args = { query = QUERY } })
+      if order == 'v19' then
+        t.output.success(t, { ok_msg.data }, { tools = { chat = chat }, cmd = {} })
+        t.output.error(t, { bad.data }, { tools = { chat = chat }, cmd = {} })
+      else
+        t.output.success(t, { chat = chat }, {}, { ok_msg.data })
+        t.output.error(t, { chat = chat }, {}, { bad.data })
+      end
+      check(#added == 2, '%s: %d outputs', order, #added)
+      check(added[1].for_llm == ok_msg.data, '%s: llm output differs', order)
+      check(added[1].for_user:match('^ragls: %d+ code chunk'), '%s: user output %q', order, tostring(added[1].for_user))
+      check(added[2].for_llm == bad.data, '%s: error output %q', order, tostring(added[2].for_llm))
+    end
+  end)
+
+  case('chat: CopilotChat function resolves with the real server', function()
     need_ready()
     local cc = require('ragls.integrations.copilotchat').functions()
     check(cc.rag and type(cc.rag.resolve) == 'function' and cc.rag.uri, 'copilotchat spec')
-    local res = cc.rag.resolve({ query = QUERY }, { bufnr = buf }, '')
+    check(vim.deep_equal(cc.rag.schema.required, { 'query' }), 'schema')
+    local res = cc.rag.resolve({ query = QUERY }, { bufnr = buf })
     check(type(res) == 'table' and res[1] and res[1].data, 'resolve returned nothing')
-    check_block(res[1].data)
-    check(res[1].uri:find('^rag://'), 'uri %s', tostring(res[1].uri))
-    -- query taken from the prompt when the #rag reference carries no input
+    check_known_chunk(res[1].data)
+    check(res[1].uri == 'rag://' .. QUERY and res[1].mimetype == 'text/plain', 'resource %s', vim.inspect(res[1]):sub(1, 200))
+    local web = cc.rag.resolve({ query = QUERY, paths = { 'web/**' } }, { bufnr = buf })
+    for file in web[1].data:gmatch('<code_context file="([^"]+)"') do
+      check(file:match('^web/'), 'paths filter ignored: %s', file)
+    end
+    -- query taken from the prompt when the #rag reference carries no input (older releases)
     local res2 = cc.rag.resolve({}, { bufnr = buf }, QUERY)
-    check_block(res2[1].data)
+    check_known_chunk(res2[1].data)
     -- a bare #rag (current CopilotChat passes only input and source) uses the user's message,
-    -- read through CopilotChat's chat window API (stubbed here)
+    -- read through CopilotChat's chat window API (a stand-in here: the plugin is not installed)
     package.loaded['CopilotChat'] = {
       chat = {
         get_message = function(_, role)
@@ -400,9 +487,18 @@ local function main()
     }
     local res3 = cc.rag.resolve({}, { bufnr = buf })
     package.loaded['CopilotChat'] = nil
-    check_block(res3[1].data)
+    check_known_chunk(res3[1].data)
     check(res3[1].uri == 'rag://' .. QUERY, 'fallback query %s', res3[1].uri)
+    local none = cc.rag.resolve({}, { bufnr = buf })
+    check(none[1].data:find('no query', 1, true), 'no-query text %q', tostring(none[1].data))
+    -- v3 contexts
+    local ctxs = require('ragls.integrations.copilotchat').contexts()
+    local r4 = ctxs.rag.resolve(QUERY, { bufnr = buf })
+    check_known_chunk(r4[1].content)
+  end)
 
+  case('chat: CodeCompanion /rag slash command adds the block to the chat', function()
+    need_ready()
     local sc = require('ragls.integrations.codecompanion').slash_command()
     check(type(sc.callback) == 'function' and sc.description, 'codecompanion spec')
     local added = {}
@@ -422,7 +518,7 @@ local function main()
       return #added > 0
     end, 'chat:add_context')
     check(added[1].data.role == 'user', 'role %s', tostring(added[1].data.role))
-    check_block(added[1].data.content)
+    check_known_chunk(added[1].data.content)
     check(added[1].source == 'ragls', 'source %s', tostring(added[1].source))
   end)
 
@@ -542,7 +638,14 @@ local function main()
     f:write('#!/bin/sh\n')
     f:close()
     vim.loop.fs_chmod(exe, 493)
-    check(vim.deep_equal(config.resolve_cmd(tmp .. '/proj', o), { exe }), '.venv default')
+    -- a workspace's own program is never the default: PATH, with the reason
+    local srv = config.server(tmp .. '/proj', o)
+    check(vim.deep_equal(srv.cmd, { 'ragls' }) and srv.source == 'path' and srv.untrusted == exe, 'untrusted .venv: %s', vim.inspect(srv))
+    -- trusted_folders lists exact roots: the folder, not a parent of it
+    local t = config.server(tmp .. '/proj', config.build({ trusted_folders = { tmp .. '/proj/' } }))
+    check(vim.deep_equal(t.cmd, { exe }) and t.source == 'workspace' and t.why:find('trusted_folders', 1, true), 'trusted: %s', vim.inspect(t))
+    local p = config.server(tmp .. '/proj', config.build({ trusted_folders = { tmp } }))
+    check(p.source == 'path', 'a trusted parent trusted the child: %s', vim.inspect(p))
     check(vim.deep_equal(config.resolve_cmd(tmp .. '/proj', config.build({ cmd = { 'x', '--y' } })), { 'x', '--y' }), 'cmd override')
     -- settings given at the top level land in the `ragls` section and initializationOptions
     local o2 = config.build({ embedder = { provider = 'local', batchSize = 8 }, retrieval = { topK = 3 } })
@@ -569,7 +672,7 @@ local function main()
     vim.fn.writefile(vim.fn.readfile(plugin_dir .. '/doc/ragls.txt'), tmp .. '/doc/ragls.txt')
     vim.cmd('helptags ' .. vim.fn.fnameescape(tmp .. '/doc'))
     local tags = table.concat(vim.fn.readfile(tmp .. '/doc/tags'), '\n')
-    for _, t in ipairs({ 'ragls.txt', 'ragls-setup', ':RagSearch', ':RagContext', 'ragls.status()', 'ragls-copilotchat', 'ragls-codecompanion', 'ragls-lspconfig' }) do
+    for _, t in ipairs({ 'ragls.txt', 'ragls-setup', ':RagSearch', ':RagContext', 'ragls.status()', 'ragls-copilotchat', 'ragls-codecompanion', 'ragls-lspconfig', 'ragls-trust', ':RagTrust' }) do
       check(tags:find(t .. '\t', 1, true), 'tag %s missing', t)
     end
     vim.opt.rtp:append(tmp)
@@ -587,6 +690,227 @@ local function main()
     wait(15000, function()
       return ragls.status() == ''
     end, 'status cleared (server process exited)')
+  end)
+
+  -- Trust: a workspace that ships an executable .venv/bin/ragls which would write a marker
+  -- file and then run the real server. The runner puts the real server on PATH as `ragls`.
+  local function evil_workspace(name)
+    local root = vim.fn.tempname() .. '-' .. name
+    vim.fn.mkdir(root .. '/.venv/bin', 'p')
+    vim.fn.writefile({}, root .. '/.ragls.toml')
+    for _, f in ipairs({ 'a', 'b', 'c', 'd' }) do
+      vim.fn.writefile({ 'def probe_' .. f .. '():', '    return 1' }, root .. '/' .. f .. '.py')
+    end
+    local marker = root .. '.marker'
+    local exe = root .. '/.venv/bin/ragls'
+    vim.fn.writefile({
+      '#!/bin/sh',
+      'echo started >> ' .. vim.fn.shellescape(marker),
+      'exec ' .. vim.fn.shellescape(server) .. ' "$@"',
+    }, exe)
+    vim.loop.fs_chmod(exe, 493)
+    return root, marker, exe
+  end
+
+  local function running_clients()
+    local out = {}
+    for _, c in ipairs(util.get_clients({ name = 'ragls' })) do
+      if not util.is_stopped(c) then
+        table.insert(out, c)
+      end
+    end
+    return out
+  end
+
+  local function stop_all()
+    local cs = running_clients()
+    for _, c in ipairs(cs) do
+      util.stop(c)
+    end
+    wait(15000, function()
+      return #running_clients() == 0
+    end, 'ragls clients to stop')
+  end
+
+  -- wipes every buffer (setup() attaches the loaded ones) and stops every client, after the
+  -- attach callbacks already scheduled have run
+  local function leave_buffers()
+    vim.cmd('silent! %bwipeout!')
+    vim.wait(300)
+    stop_all()
+  end
+
+  -- opens a file and waits for an initialised ragls client on it
+  local function open_and_init(path)
+    vim.cmd('edit ' .. vim.fn.fnameescape(path))
+    local b = vim.api.nvim_get_current_buf()
+    wait(20000, function()
+      return util.get_clients({ bufnr = b, name = 'ragls' })[1] ~= nil
+    end, 'ragls to attach to ' .. path)
+    local c = util.get_clients({ bufnr = b, name = 'ragls' })[1]
+    wait(30000, function()
+      return c.initialized == true or util.is_stopped(c)
+    end, 'initialize')
+    check(not util.is_stopped(c), 'the server exited during initialize')
+    return c, b
+  end
+
+  local function health_text()
+    vim.cmd('checkhealth ragls')
+    local text = table.concat(vim.api.nvim_buf_get_lines(0, 0, -1, false), '\n')
+    vim.cmd('tabclose')
+    return text
+  end
+
+  local exists = function(p)
+    return vim.fn.filereadable(p) == 1
+  end
+  local evil_root, evil_marker, evil_exe = evil_workspace('evil')
+
+  case('trust: a workspace .venv/bin/ragls never runs on open; ragls on PATH attaches; one warning', function()
+    -- only buffers of the trust workspace from here on (setup() attaches loaded buffers)
+    vim.cmd('silent! %bwipeout!')
+    check(vim.fn.exepath('ragls') ~= '' and vim.fn.exepath('ragls') ~= evil_exe, 'no ragls on PATH for the test')
+    local msgs = {}
+    local orig = vim.notify
+    vim.notify = function(m, level)
+      table.insert(msgs, { m = m, level = level })
+    end
+    local ok, err = pcall(function()
+      ragls.setup({ attach_mode = forced_mode })
+      local c = open_and_init(evil_root .. '/a.py')
+      check(util.client_root(c) == evil_root, 'root %s', tostring(util.client_root(c)))
+      local err2, st = ragls.index_status_sync({ timeout_ms = 10000 })
+      check(not err2 and st and st.state, 'the PATH server does not answer: %s', vim.inspect(err2))
+      vim.cmd('edit ' .. vim.fn.fnameescape(evil_root .. '/b.py'))
+      vim.wait(500)
+      check(not exists(evil_marker), 'the workspace program ran: %s exists', evil_marker)
+      local srv = require('ragls.config').server(evil_root)
+      check(srv.source == 'path' and srv.untrusted == evil_exe, 'server %s', vim.inspect(srv))
+      local h = health_text()
+      check(h:find('`ragls` on PATH', 1, true) and h:find(evil_exe .. ' is not started', 1, true), 'health:\n%s', h)
+      check(h:find('trusted_folders', 1, true), 'health gives no way to trust:\n%s', h)
+    end)
+    vim.notify = orig
+    leave_buffers()
+    check(ok, tostring(err))
+    local warns = vim.tbl_filter(function(m)
+      return m.level == vim.log.levels.WARN and m.m:find(evil_exe, 1, true) ~= nil
+    end, msgs)
+    check(#warns == 1, 'want one warning about %s, got: %s', evil_exe, vim.inspect(msgs))
+    check(warns[1].m:find('trust', 1, true) and warns[1].m:find('cmd', 1, true), 'warning says not how to trust: %s', warns[1].m)
+    check(not exists(evil_marker), 'the workspace program ran')
+  end)
+
+  case('trust: with cmd set to that exact path, the workspace program runs', function()
+    ragls.setup({ attach_mode = forced_mode, cmd = { evil_exe } })
+    local ok, err = pcall(function()
+      open_and_init(evil_root .. '/c.py')
+      check(exists(evil_marker), 'the configured program did not run')
+      local h = health_text()
+      check(h:find('cmd from setup()', 1, true), 'health does not say why:\n%s', h)
+    end)
+    leave_buffers()
+    vim.fn.delete(evil_marker)
+    check(ok, tostring(err))
+  end)
+
+  case('trust: a folder listed in trusted_folders runs its .venv/bin/ragls', function()
+    ragls.setup({ attach_mode = forced_mode, trusted_folders = { evil_root } })
+    local ok, err = pcall(function()
+      open_and_init(evil_root .. '/d.py')
+      check(exists(evil_marker), 'the trusted folder\'s program did not run')
+      local srv = require('ragls.config').server(evil_root)
+      check(srv.source == 'workspace' and srv.why:find('trusted_folders', 1, true), 'server %s', vim.inspect(srv))
+    end)
+    leave_buffers()
+    vim.fn.delete(evil_marker)
+    check(ok, tostring(err))
+  end)
+
+  if vim.secure and vim.fn.has('nvim-0.11') == 1 then
+    case('trust: 0.11 folder trusted through vim.secure.trust runs its program; deny/edit revoke', function()
+      local root2, marker2, exe2 = evil_workspace('secure')
+      local config = require('ragls.config')
+      ragls.setup({ attach_mode = forced_mode })
+      check(config.server(root2).source == 'path', 'trusted before vim.secure.trust')
+      -- Neovim's own database: allow the folder (a buffer named after the directory)
+      local db = vim.fn.bufadd(root2)
+      local tok, tmsg = vim.secure.trust({ action = 'allow', bufnr = db })
+      vim.api.nvim_buf_delete(db, { force = true })
+      check(tok, 'vim.secure.trust: %s', tostring(tmsg))
+      check(config.server(root2).source == 'workspace', 'not trusted after vim.secure.trust: %s', vim.inspect(config.server(root2)))
+      local ok, err = pcall(function()
+        open_and_init(root2 .. '/a.py')
+        check(exists(marker2), 'the trusted folder\'s program did not run')
+      end)
+      leave_buffers()
+      check(ok, tostring(err))
+      -- deny wins over the earlier allow
+      vim.secure.trust({ action = 'deny', path = root2 })
+      check(config.server(root2).source == 'path', 'denied folder still trusted')
+      vim.secure.trust({ action = 'remove', path = root2 })
+      -- trusting the program file pins its content: an edited file is untrusted again
+      -- (noautocmd: this buffer must not start a server)
+      vim.cmd('noautocmd edit ' .. vim.fn.fnameescape(exe2))
+      local pb = vim.api.nvim_get_current_buf()
+      check(vim.secure.trust({ action = 'allow', bufnr = pb }), 'trust the file')
+      vim.cmd('bwipeout! ' .. pb)
+      check(config.server(root2).source == 'workspace', 'trusted file not used')
+      local f = assert(io.open(exe2, 'a'))
+      f:write('# changed\n')
+      f:close()
+      check(config.server(root2).source == 'path', 'an edited trusted file is still trusted')
+      leave_buffers()
+      vim.fn.delete(root2, 'rf')
+      vim.fn.delete(marker2)
+    end)
+
+    case('trust: 0.11 :RagTrust asks Neovim, stores the answer, restarts ragls with the program', function()
+      local root3, marker3 = evil_workspace('ragtrust')
+      ragls.setup({ attach_mode = forced_mode })
+      local ok, err = pcall(function()
+        local c = open_and_init(root3 .. '/a.py')
+        check(not exists(marker3), 'ran before trust')
+        -- the user's answer to Neovim's own prompt (vim.secure.read asks through confirm())
+        local orig_confirm = vim.fn.confirm
+        local asked
+        vim.fn.confirm = function(msg)
+          asked = msg
+          return 4 -- [a]llow
+        end
+        local cok, cerr = pcall(vim.cmd, 'RagTrust')
+        vim.fn.confirm = orig_confirm
+        check(cok, tostring(cerr))
+        check(asked and asked:find(root3, 1, true), 'Neovim did not ask about %s: %s', root3, tostring(asked))
+        local db = table.concat(vim.fn.readfile(vim.fn.stdpath('state') .. '/trust'), '\n')
+        check(db:find('directory ' .. root3, 1, true), 'trust database: %s', db)
+        wait(30000, function()
+          return exists(marker3)
+        end, 'the trusted program to start after :RagTrust')
+        wait(10000, function()
+          return util.is_stopped(c)
+        end, 'the PATH client to stop')
+        local b = vim.api.nvim_get_current_buf()
+        wait(20000, function()
+          local nc = util.get_clients({ bufnr = b, name = 'ragls' })[1]
+          return nc ~= nil and nc.id ~= c.id and nc.initialized == true
+        end, 'the buffer to attach to the restarted server')
+      end)
+      leave_buffers()
+      vim.secure.trust({ action = 'remove', path = root3 })
+      vim.fn.delete(root3, 'rf')
+      vim.fn.delete(marker3)
+      check(ok, tostring(err))
+    end)
+  end
+
+  case('trust: back to the suite\'s explicit server', function()
+    leave_buffers()
+    ragls.setup({ attach_mode = forced_mode, cmd = { server }, settings = { retrieval = { topK = 8 } } })
+    check(require('ragls.config').server(ws).source == 'setup', 'setup not restored')
+    vim.fn.delete(evil_root, 'rf')
+    vim.fn.delete(evil_marker)
   end)
 
   if vim.fn.has('nvim-0.11') == 1 and not forced_mode then
@@ -653,17 +977,22 @@ local function main()
       vim.cmd('edit ' .. vim.fn.fnameescape(proj .. '/main.go'))
       vim.cmd('edit ' .. vim.fn.fnameescape(proj .. '/README.md'))
       vim.wait(500)
+      -- chat tools answer with a short error instead of failing
+      local got = run_tool(require('ragls.integrations.codecompanion').tool(), { chat = {} }, { query = QUERY })
+      check(got.status == 'error' and got.data:find('no ragls server', 1, true), 'tool without server: %s', vim.inspect(got))
+      local res = require('ragls.integrations.copilotchat').functions().rag.resolve({ query = QUERY }, {})
+      check(res[1].data:find('no ragls server', 1, true), 'copilotchat without server: %s', vim.inspect(res))
     end)
     vim.fn.delete(proj, 'rf')
     vim.notify = orig
     check(ok, tostring(err))
-    local running = 0
+    local running = {}
     for _, c in ipairs(util.get_clients({ name = 'ragls' })) do
       if not util.is_stopped(c) then
-        running = running + 1
+        table.insert(running, string.format('%d %s %s', c.id, tostring(util.client_root(c)), vim.inspect(c.config.cmd)))
       end
     end
-    check(running == 0, '%d ragls client(s) running', running)
+    check(#running == 0, '%d ragls client(s) running: %s', #running, table.concat(running, '; '))
     check(#msgs == 1 and msgs[1].m:find('server not found', 1, true), 'messages: %s', vim.inspect(msgs))
   end)
 end

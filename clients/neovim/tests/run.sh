@@ -95,7 +95,9 @@ for pair in $NVIM_BINS; do
   cp -a "$FIXTURE" "$tmp/ws"
   # a root marker of our own (the fixture has none); ragls reads it as an empty config
   : >"$tmp/ws/.ragls.toml"
-  mkdir -p "$tmp/config" "$tmp/data" "$tmp/state" "$tmp/cache" "$tmp/run"
+  mkdir -p "$tmp/config" "$tmp/data" "$tmp/state" "$tmp/cache" "$tmp/run" "$tmp/bin"
+  # the real server as `ragls` on PATH (the plugin's default command)
+  ln -s "$RAGLS_SERVER" "$tmp/bin/ragls"
   chmod 700 "$tmp/run"
   out="$tmp/results.txt"
   : >"$out"
@@ -103,7 +105,7 @@ for pair in $NVIM_BINS; do
   start=$(date +%s)
   (
     cd "$tmp/ws" || exit 1
-    env XDG_CONFIG_HOME="$tmp/config" XDG_DATA_HOME="$tmp/data" XDG_STATE_HOME="$tmp/state" \
+    env PATH="$tmp/bin:$PATH" XDG_CONFIG_HOME="$tmp/config" XDG_DATA_HOME="$tmp/data" XDG_STATE_HOME="$tmp/state" \
       XDG_CACHE_HOME="$tmp/cache" XDG_RUNTIME_DIR="$tmp/run" RAGLS_CACHE_DIR="$tmp/cache/ragls" \
       RAGLS_SERVER="$RAGLS_SERVER" RAGLS_WS="$tmp/ws" RAGLS_PLUGIN_DIR="$HERE" \
       RAGLS_TEST_OUT="$out" RAGLS_TEST_LABEL="$label" RAGLS_TEST_TAG="$tag" RAGLS_TEST_MODE="$mode" RAGLS_STRICT_SERVER="${RAGLS_STRICT_SERVER:-}" \

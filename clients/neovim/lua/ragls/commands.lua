@@ -1,4 +1,4 @@
--- :RagSearch, :RagContext, :RagStatus, :RagReindex
+-- :RagSearch, :RagContext, :RagStatus, :RagReindex, :RagTrust
 local config = require('ragls.config')
 local status = require('ragls.status')
 local util = require('ragls.util')
@@ -225,6 +225,36 @@ function M.reindex(full)
   end)
 end
 
+--- :RagTrust [folder]: asks Neovim to trust a workspace folder (its own prompt and trust
+--- database, 0.11+), then restarts ragls there so that the folder's .venv/bin/ragls is used.
+function M.trust(path)
+  local trust = require('ragls.trust')
+  if not (trust.has_secure() and util.has('0.11')) then
+    err_msg('folder trust needs Neovim 0.11; use setup({ trusted_folders = { ... } }) or an explicit cmd')
+    return
+  end
+  local root
+  if path and path ~= '' then
+    root = util.normalize(vim.fn.expand(path))
+  else
+    local name = vim.api.nvim_buf_get_name(0)
+    root = config.find_root(name ~= '' and name or vim.fn.getcwd(), config.get(), 0)
+  end
+  if not root or not util.is_dir(root) then
+    err_msg('no workspace folder to trust (give one: :RagTrust /path/to/project)')
+    return
+  end
+  -- Neovim's own prompt ([i]gnore, [v]iew, [d]eny, [a]llow); the answer is stored by Neovim
+  local ok, res = pcall(vim.secure.read, root)
+  if not ok or not res then
+    vim.notify('[ragls] ' .. root .. ' is not trusted', vim.log.levels.WARN)
+    return
+  end
+  require('ragls.lsp').restart(root, function(id)
+    vim.notify('[ragls] ' .. root .. ' is trusted' .. (id and '; ragls restarted' or ''), vim.log.levels.INFO)
+  end)
+end
+
 function M.register()
   local cmd = vim.api.nvim_create_user_command
   cmd('RagSearch', function(a)
@@ -239,6 +269,9 @@ function M.register()
   cmd('RagReindex', function(a)
     M.reindex(a.bang)
   end, { nargs = 0, bang = true, desc = 'ragls: re-scan the workspace (! drops and rebuilds the index)' })
+  cmd('RagTrust', function(a)
+    M.trust(a.args)
+  end, { nargs = '?', complete = 'dir', desc = "ragls: trust a workspace folder (Neovim's trust database, 0.11+)" })
 end
 
 return M

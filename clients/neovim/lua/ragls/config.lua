@@ -42,8 +42,10 @@ M.setting_keys = {
 }
 
 M.defaults = {
-  -- string[] or fun(root_dir: string): string[]; nil = <root>/.venv/bin/ragls, else `ragls` on PATH
+  -- string[] or fun(root_dir: string): string[]; nil = `ragls` on PATH (a workspace's own
+  -- .venv/bin/ragls only when the folder is trusted, see ragls.trust)
   cmd = nil,
+  trusted_folders = nil, -- string[]: workspace roots whose .venv/bin/ragls may run
   cmd_env = nil,
   root_markers = nil, -- nil = M.default_root_markers
   root_dir = nil, -- string or fun(path: string, bufnr: integer): string|nil
@@ -188,9 +190,13 @@ function M.buf_root(bufnr, opts)
   return M.find_root(name, opts, bufnr)
 end
 
---- The server command for a workspace root.
---- Default: `<root>/.venv/bin/ragls` when it exists, else `ragls` from PATH.
-function M.resolve_cmd(root, opts)
+-- Programs a workspace may ship; started only when the user trusts the folder (ragls.trust).
+M.workspace_programs = { '.venv/bin/ragls', 'venv/bin/ragls', '.venv/Scripts/ragls.exe' }
+
+--- The server for a workspace root and why it was chosen:
+--- { cmd, source = 'setup' | 'workspace' | 'path', why, untrusted = <workspace program not used> }
+--- Order: `cmd` from setup(); a workspace program when the user trusts the folder; `ragls` on PATH.
+function M.server(root, opts)
   opts = opts or M.get()
   local cmd = opts.cmd
   if type(cmd) == 'function' then
@@ -200,17 +206,47 @@ function M.resolve_cmd(root, opts)
     cmd = { cmd }
   end
   if cmd and #cmd > 0 then
-    return vim.deepcopy(cmd)
+    return { cmd = vim.deepcopy(cmd), source = 'setup', why = 'cmd from setup()' }
   end
+  local untrusted = nil
   if root then
-    for _, rel in ipairs({ '.venv/bin/ragls', 'venv/bin/ragls', '.venv/Scripts/ragls.exe' }) do
+    for _, rel in ipairs(M.workspace_programs) do
       local candidate = root .. '/' .. rel
       if util.is_executable(candidate) then
-        return { candidate }
+        local reason = require('ragls.trust').reason(root, candidate, opts)
+        if reason then
+          return { cmd = { candidate }, source = 'workspace', why = 'workspace program: ' .. reason }
+        end
+        untrusted = untrusted or candidate
       end
     end
   end
-  return { 'ragls' }
+  local why = '`ragls` on PATH (default)'
+  if untrusted then
+    why = why .. '; ' .. untrusted .. ' is not used: the folder is not trusted'
+  end
+  return { cmd = { 'ragls' }, source = 'path', why = why, untrusted = untrusted }
+end
+
+local warned_untrusted = {}
+
+--- The server command for a workspace root (see M.server). Warns once per workspace program
+--- that is present but not trusted.
+function M.resolve_cmd(root, opts)
+  local s = M.server(root, opts)
+  if s.untrusted and not warned_untrusted[s.untrusted] then
+    warned_untrusted[s.untrusted] = true
+    local how = require('ragls.trust').how_to(root, s.untrusted)
+    util.notify_user(
+      string.format(
+        'not starting %s: programs inside a workspace run only when you trust the folder. Using `ragls` from PATH. To use it: %s',
+        s.untrusted,
+        table.concat(how, ' | ')
+      ),
+      vim.log.levels.WARN
+    )
+  end
+  return s.cmd
 end
 
 --- initializationOptions and settings payloads.

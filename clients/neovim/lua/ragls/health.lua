@@ -146,8 +146,15 @@ function M.check()
 
   local opts = config.get()
   r.start('ragls: workspace')
-  local bufname = vim.api.nvim_buf_get_name(0)
-  local probe = (bufname ~= '' and not bufname:match('^%a[%w+.-]*://')) and bufname or vim.fn.getcwd()
+  -- :checkhealth runs in its own (health://) buffer: the file the user came from is the
+  -- alternate buffer
+  local probe = vim.fn.getcwd()
+  for _, name in ipairs({ vim.api.nvim_buf_get_name(0), vim.fn.fnamemodify(vim.fn.bufname('#'), ':p') }) do
+    if name ~= '' and not name:match('^%a[%w+.-]*://') and util.exists(name) then
+      probe = name
+      break
+    end
+  end
   local root = config.find_root(probe, opts, 0)
   if root then
     r.ok('workspace root: ' .. root)
@@ -171,20 +178,31 @@ function M.check()
   end
 
   r.start('ragls: server')
-  local cmd = config.resolve_cmd(root, opts)
+  local server = config.server(root, opts)
+  local cmd = server.cmd
   local exe = cmd[1]
   if not util.is_executable(exe) then
-    r.error('server not found: ' .. exe, {
-      'pip install ragls (or into <root>/.venv), or set cmd = { "/path/to/ragls" } in setup()',
+    r.error('server not found: ' .. exe .. ' (' .. server.why .. ')', {
+      'pip install ragls so that `ragls` is on PATH, or set cmd = { "/path/to/ragls" } in setup()',
     })
   else
-    r.ok('server: ' .. vim.fn.exepath(exe) .. (#cmd > 1 and (' ' .. table.concat(cmd, ' ', 2)) or ''))
+    local args = #cmd > 1 and (' ' .. table.concat(cmd, ' ', 2)) or ''
+    r.ok('server: ' .. vim.fn.exepath(exe) .. args .. ' (' .. server.why .. ')')
     local version, err = run_version(exe)
     if version then
       r.ok('version: ' .. version)
     else
       r.warn(err)
     end
+  end
+  if server.untrusted then
+    r.warn(
+      'workspace program ' .. server.untrusted .. ' is not started: a program inside a workspace runs only when you trust the folder',
+      require('ragls.trust').how_to(root, server.untrusted)
+    )
+  end
+  if type(opts.trusted_folders) == 'table' and #opts.trusted_folders > 0 then
+    r.info('trusted_folders: ' .. table.concat(opts.trusted_folders, ', '))
   end
 
   local lint, infos = M.lint_settings(opts.settings or {})

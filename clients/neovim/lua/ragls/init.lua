@@ -94,7 +94,7 @@ function M.retrieve(query, opts, cb)
       err = { message = tostring(result.error) }
     end
     cb(err, result)
-  end, { bufnr = opts.bufnr, timeout_ms = opts.timeout_ms })
+  end, { bufnr = opts.bufnr, timeout_ms = opts.timeout_ms, client = opts.client })
 end
 
 --- Blocking rag/retrieve. Returns err, result.

@@ -221,6 +221,40 @@ function M.start(root, bufnr, opts)
   return id
 end
 
+--- Stops the client of `root` (if any) and attaches its loaded buffers to a new one, whose
+--- command is resolved again (after the user trusted the folder, for example). cb(client_id)
+function M.restart(root, cb)
+  local opts = config.get()
+  local old = M.client_for_root(root)
+  local function start_again()
+    local id
+    for _, b in ipairs(vim.api.nvim_list_bufs()) do
+      if vim.api.nvim_buf_is_loaded(b) and config.buf_root(b, opts) == root then
+        id = M.start(root, b, opts) or id
+      end
+    end
+    if cb then
+      cb(id)
+    end
+  end
+  if not old then
+    return start_again()
+  end
+  util.stop(old)
+  local deadline = vim.loop.now() + 10000
+  local function poll()
+    if util.is_stopped(old) or vim.loop.now() > deadline then
+      if not util.is_stopped(old) then
+        util.stop(old, true)
+      end
+      M.roots[old.id] = nil
+      return start_again()
+    end
+    vim.defer_fn(poll, 50)
+  end
+  poll()
+end
+
 --- Attaches a buffer when it belongs to a workspace (the autocmd body on 0.7 - 0.10 and for
 --- buffers without a filetype on 0.11).
 function M.maybe_attach(bufnr, opts)
@@ -324,11 +358,14 @@ function M.get_client(bufnr, start_if_missing)
     end
   end
   for _, c in ipairs(util.get_clients({ name = config.name })) do
-    local root = util.client_root(c)
-    if (path ~= '' and util.is_inside(path, root)) or util.is_inside(cwd, root) then
-      return c
+    -- a client that is shutting down is still listed for a while
+    if not util.is_stopped(c) then
+      local root = util.client_root(c)
+      if (path ~= '' and util.is_inside(path, root)) or util.is_inside(cwd, root) then
+        return c
+      end
+      table.insert(candidates, c)
     end
-    table.insert(candidates, c)
   end
   if #candidates == 1 then
     return candidates[1]

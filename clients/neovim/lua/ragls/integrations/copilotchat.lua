@@ -9,27 +9,21 @@
 --   require('CopilotChat').setup({
 --     contexts = require('ragls.integrations.copilotchat').contexts(),
 --   })
+local search = require('ragls.integrations.search')
+
 local M = {}
 
---- Fetches the <rag_context> block. Inside a plenary.async coroutine (where CopilotChat calls
---- `resolve`) it waits without blocking the editor; elsewhere it blocks (bounded by timeout).
+local NO_QUERY = 'ragls: no query; use #rag:`<query>` or pass `query`.'
+
+--- Runs the search and returns ok, text (the <rag_context> block, a "nothing relevant" note or
+--- a short error). Inside a plenary.async coroutine (where CopilotChat calls `resolve`) it
+--- waits without blocking the editor; elsewhere it blocks (bounded by the timeout).
 function M.fetch(query, opts)
-  local ragls = require('ragls')
-  opts = opts or {}
-  local co = coroutine.running()
-  if co and opts.async ~= false then
-    local ok, async = pcall(require, 'plenary.async')
-    if ok and async and async.wrap then
-      local context_async = async.wrap(function(q, o, cb)
-        ragls.context(q, o, cb)
-      end, 3)
-      return context_async(query, opts)
-    end
-  end
-  if vim.in_fast_event and vim.in_fast_event() then
+  if vim.in_fast_event and vim.in_fast_event() and not coroutine.running() then
     error('ragls: cannot fetch context from a fast event; use require("ragls").context()')
   end
-  return ragls.context_sync(query, opts)
+  local ok, text = search.run_sync({ query = query }, opts)
+  return ok, text
 end
 
 --- The user's last chat message without #resources, @tools, /prompts and $model tokens
@@ -69,44 +63,47 @@ local function pick_query(input, prompt)
     query = last_user_message()
   end
   if type(query) ~= 'string' or vim.trim(query) == '' then
-    error('ragls: no query (use #rag:`<query>`)')
+    return nil
   end
   return vim.trim(query)
 end
 
---- `functions` table for CopilotChat v4+.
---- opts: name (default 'rag'), group, topK, maxChars, paths, languages
+--- `functions` table for CopilotChat v4+ (resolve(input, source) returns resources).
+--- opts: name (default 'rag'), group, trusted, topK, maxChars, paths, languages
 function M.functions(opts)
   opts = opts or {}
   local name = opts.name or 'rag'
-  local retrieve_opts = { topK = opts.topK, maxChars = opts.maxChars, paths = opts.paths, languages = opts.languages }
+  local ropts = { topK = opts.topK, maxChars = opts.maxChars, paths = opts.paths, languages = opts.languages }
   return {
     [name] = {
       group = opts.group,
-      description = 'Retrieves the code in the current workspace most relevant to a natural-language query (semantic + keyword index from ragls). Returns <code_context> blocks with file, lines and symbol.',
+      trusted = opts.trusted,
+      description = search.description,
       uri = 'rag://{query}',
       schema = {
         type = 'object',
         required = { 'query' },
-        properties = {
-          query = {
-            type = 'string',
-            description = 'What to look for: a question, a description of behaviour, or an identifier.',
-          },
-        },
+        properties = search.properties,
       },
-      resolve = function(input, _source, prompt)
+      resolve = function(input, source, prompt)
         local query = pick_query(input, prompt)
-        local ctx, _, err = M.fetch(query, retrieve_opts)
-        if err then
-          error('ragls: ' .. err)
+        if not query then
+          return { { uri = 'rag://', name = 'ragls', mimetype = 'text/plain', data = NO_QUERY } }
         end
+        local run_opts = vim.tbl_extend('force', ropts, {
+          bufnr = type(source) == 'table' and source.bufnr or nil,
+        })
+        if type(input) == 'table' then
+          run_opts.paths = input.paths or run_opts.paths
+          run_opts.languages = input.languages or run_opts.languages
+        end
+        local _, text = M.fetch(query, run_opts)
         return {
           {
             uri = 'rag://' .. query,
             name = 'ragls: ' .. query,
             mimetype = 'text/plain',
-            data = ctx ~= '' and ctx or 'No relevant code found in the workspace index.',
+            data = text,
           },
         }
       end,
@@ -118,23 +115,23 @@ end
 function M.contexts(opts)
   opts = opts or {}
   local name = opts.name or 'rag'
-  local retrieve_opts = { topK = opts.topK, maxChars = opts.maxChars, paths = opts.paths, languages = opts.languages }
+  local ropts = { topK = opts.topK, maxChars = opts.maxChars, paths = opts.paths, languages = opts.languages }
   return {
     [name] = {
       description = 'Workspace code relevant to a query (ragls). Input: the query.',
       input = function(callback)
         vim.ui.input({ prompt = 'RAG query> ' }, callback)
       end,
-      resolve = function(input, _source, prompt)
+      resolve = function(input, source, prompt)
         local query = pick_query(input, prompt)
-        local ctx, _, err = M.fetch(query, retrieve_opts)
-        if err then
-          error('ragls: ' .. err)
+        if not query then
+          return { { content = NO_QUERY, filename = 'rag_context', filetype = 'text' } }
         end
-        if ctx == '' then
-          return {}
-        end
-        return { { content = ctx, filename = 'rag_context', filetype = 'xml' } }
+        local run_opts = vim.tbl_extend('force', ropts, {
+          bufnr = type(source) == 'table' and source.bufnr or nil,
+        })
+        local _, text = M.fetch(query, run_opts)
+        return { { content = text, filename = 'rag_context', filetype = 'xml' } }
       end,
     },
   }
