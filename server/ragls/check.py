@@ -58,7 +58,8 @@ def check_index(root: Path, settings: Settings) -> CheckReport:
         model_id, dim = f"{MODEL_NAME}-int8", DIMENSION
     else:
         model_id, dim = emb.model_id, emb.dimension
-    store, manifest_path, _ = open_index(root, settings, model_id, dim)
+    # Never a fallback slot: checking a fresh, empty alt-N index would report a false "consistent".
+    store, manifest_path, _ = open_index(root, settings, model_id, dim, fallback=False)
     manifest = Manifest(manifest_path)
     try:
         return _compare(root, settings, store.all_ids(), manifest, store)

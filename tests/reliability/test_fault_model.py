@@ -53,6 +53,11 @@ def alt_slots(cache: Path) -> list[Path]:
     return list((cache / "index").glob("*/*/alt-*"))
 
 
+def figure(fault: str, **values: float) -> None:
+    """Measured figures for docs/reliability.md (shown with pytest -s)."""
+    print(f"FAULT-FIGURE {fault}: " + ", ".join(f"{k}={v:.2f}" for k, v in values.items()))
+
+
 def check_consistent(root: Path, cache: Path) -> None:
     code, report, err = run_cli(["check", str(root)], cache)
     assert code == 0 and isinstance(report, dict) and report["consistent"], (report, err[-2000:])
@@ -87,7 +92,11 @@ async def test_full_disk_pauses_indexing_and_resumes_when_space_returns(
     res = await s.retrieve("parse the cache for item", topK=3)
     assert res["chunks"], res
     subprocess.run(["mount", "-o", "remount,size=96m", str(tmpfs)], check=True)
+    t0 = time.monotonic()
+    await wait_status(s, lambda st: st["state"] != "error", 60, "indexing resumed once space returned")
+    resumed = time.monotonic() - t0
     st = await wait_status(s, lambda st: st["state"] == "ready", 300, "recovery once space returned")
+    figure("disk full", cpu_pct=cpu, resume_s=resumed, ready_s=time.monotonic() - t0)
     assert st["filesFailed"] == 0 and st["filesIndexed"] == st["filesTotal"] == 300
     assert not alt_slots(tmpfs)
     await s.close()
@@ -125,8 +134,10 @@ async def test_provider_down_pauses_dense_then_resumes(start: Starter, workspace
     assert res["chunks"] and "lexical only" in (res["error"] or "")
     await asyncio.sleep(max(0.0, 30 - (time.monotonic() - t_down)))
     with FakeProviders(dim=8, port=port) as back:
+        t0 = time.monotonic()
         st = await wait_status(s, lambda st: st["state"] == "ready", 120, "dense resumed")
         assert back.requests("/api/embed")
+        figure("provider down 30 s", cpu_pct=cpu, recovery_s=time.monotonic() - t0)
     assert st["filesFailed"] == 0 and st["filesIndexed"] == st["filesTotal"] == 8
     states = [n["state"] for n in s.status_notes]
     assert "error" in states and states[-1] == "ready"
@@ -145,12 +156,14 @@ async def test_locked_manifest_is_retried_not_lost(start: Starter, workspace: Pa
     cpu = cpu_percent(s.pid, 2.0)
     db.execute("ROLLBACK")
     db.close()
+    t0 = time.monotonic()
     assert cpu < 5.0, f"{cpu:.1f}% CPU while the manifest is locked"
 
     async def found() -> bool:
         return any(marker in c["content"] for c in (await s.retrieve(marker, topK=3))["chunks"])
 
     await s.eventually(found, timeout=30)
+    figure("manifest locked", cpu_pct=cpu, recovery_s=time.monotonic() - t0)
     st = await wait_status(s, lambda st: st["state"] == "ready", 60, "ready again")
     assert any("manifest error" in e["message"] for e in st["errors"])
     await s.close()
@@ -166,7 +179,9 @@ async def test_settings_change_mid_index_reopens_the_same_slot(
     s.client.workspace_did_change_configuration(
         types.DidChangeConfigurationParams(settings={"ragls": {"indexing": {"maxChunkChars": 2000}}})
     )
+    t0 = time.monotonic()
     st = await s.wait_ready(300)
+    figure("settings change mid-index", ready_after_change_s=time.monotonic() - t0)
     assert st["filesTotal"] == 1000 and st["filesFailed"] == 0
     assert "in use by another" not in (st["message"] or "")
     assert not alt_slots(fresh_cache), alt_slots(fresh_cache)
@@ -184,6 +199,7 @@ async def test_a_replaced_workspace_folder_is_watched_again(start: Starter, work
     workspace.rename(old)
     shutil.copytree(old, workspace, symlinks=True)
     marker = "rewatched_" + uuid.uuid4().hex[:10]
+    t0 = time.monotonic()
     await asyncio.sleep(2.5)
     (workspace / "after_replace.py").write_text(f"def {marker}():\n    return 2\n")
 
@@ -191,4 +207,5 @@ async def test_a_replaced_workspace_folder_is_watched_again(start: Starter, work
         return any(marker in c["content"] for c in (await s.retrieve(marker, topK=3))["chunks"])
 
     await s.eventually(found, timeout=30)
+    figure("workspace folder replaced", new_file_found_after_replace_s=time.monotonic() - t0)
     assert (await s.status())["watching"] is True

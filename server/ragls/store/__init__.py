@@ -54,7 +54,9 @@ def open_store(root: Path, settings: Settings, model_id: str, dimension: int) ->
 _MAX_SLOTS = 8
 
 
-def open_index(root: Path, settings: Settings, model_id: str, dimension: int) -> tuple[Store, Path, str | None]:
+def open_index(
+    root: Path, settings: Settings, model_id: str, dimension: int, fallback: bool = True
+) -> tuple[Store, Path, str | None]:
     """The store, the path of its manifest, and a notice when a fallback store was used.
 
     Qdrant Edge allows one process per shard. A second editor window on the same folder
@@ -76,6 +78,11 @@ def open_index(root: Path, settings: Settings, model_id: str, dimension: int) ->
         try:
             store = EdgeStore(d / "shard", dimension)
         except StoreLocked:
+            if not fallback:
+                raise StoreLocked(
+                    f"the index at {base} is in use by a running ragls process (an editor?); "
+                    "run this again when it has exited"
+                ) from None
             continue
         notice = (
             None
