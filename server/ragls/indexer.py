@@ -32,7 +32,7 @@ from ragls.embedding.cache import EmbeddingCache
 from ragls.faults import Backoff, CircuitBreaker, Fault
 from ragls.languages import language_of
 from ragls.secrets import is_secret_file, redact
-from ragls.store import PointData, Store, StoreError, StoreFull, open_index
+from ragls.store import PointData, Store, StoreCorrupt, StoreError, StoreFull, open_index
 from ragls.store.manifest import DELETING, DENSE, LEXICAL, FileRecord, Manifest
 from ragls.workspace import IgnoreRules, ReadResult, classify, decode_source, discover, link_skip, read_source
 
@@ -143,6 +143,8 @@ class Indexer:
         # this folder closed it: `after` is that indexer's `closed`.
         self._after = after
         self.closed = threading.Event()
+        self._index_dir: Path | None = None  # the embedded index's folder, watched for replacement
+        self._index_ino: int | None = None
 
     # -- public, thread-safe -----------------------------------------------------------------
     @property
@@ -274,6 +276,11 @@ class Indexer:
             try:
                 self._open()
                 break
+            except StoreCorrupt as exc:
+                # Never ask the user to wipe by hand: keep the broken copy aside, rebuild (the
+                # embedding cache means nothing is embedded again).
+                self._close()
+                self._quarantine(str(exc))
             except (StoreError, EmbeddingError) as exc:
                 # An unreachable server or provider may come back: say so in the status and retry.
                 self._close()
@@ -323,9 +330,52 @@ class Indexer:
                     with self._lock:
                         self.fault = None
                     self._fault_backoff.reset()
+            except _IndexReplaced:
+                self._reopen_replaced_index(jobs)
             except Exception as exc:  # every failure becomes a fault with a retry time
                 self._set_fault(exc, jobs)
             self._on_change()
+
+    def _quarantine(self, why: str) -> None:
+        assert self._embedder is not None
+        from ragls.store import index_dir
+
+        d = index_dir(self.root, self.settings, self._embedder.model_id, self._embedder.dimension)
+        aside = d.with_name(f"{d.name}.broken-{int(time.time())}")
+        log.error("%s; moved it to %s and rebuilding", why, aside)
+        self._error("", f"{why}; moved aside to {aside.name}, rebuilding the index")
+        try:
+            d.rename(aside)
+        except OSError as exc:
+            raise StoreError(f"{why}; and cannot move it aside: {exc}") from exc
+
+    def _check_index_dir(self) -> None:
+        """Before every write batch: is the index folder still the one we opened?"""
+        if self._index_dir is not None and _inode(self._index_dir) != self._index_ino:
+            raise _IndexReplaced
+
+    def _reopen_replaced_index(self, jobs: _Jobs) -> None:
+        """The index folder was removed or replaced under us (a cleanup script, a restored
+        backup): reopen at that path and rebuild from the files, never write into a ghost."""
+        msg = f"the index folder {self._index_dir} was removed or replaced; rebuilding the index"
+        log.warning("%s", msg)
+        self._error("", msg)
+        self._close()
+        with self._lock:
+            self.records = {}
+            self.missing_dense.clear()
+            self.dense_failed.clear()
+            self.failed.clear()
+            self.pending.clear()
+            self._dense_fail_at.clear()
+        self._index_dir = None
+        if jobs.paths:
+            self._jobs.put(("paths", jobs.paths))
+        try:
+            self._open()  # queues a full scan
+        except Exception as exc:
+            self._close()
+            self._set_fault(exc if isinstance(exc, StoreError) else StoreError(str(exc)), _Jobs())
 
     def _fault_due(self) -> bool:
         assert self.fault is not None
@@ -391,6 +441,8 @@ class Indexer:
             self._embedder = make_embedder(self.settings.embedder)
         emb = self._embedder
         self.store, manifest_path, self.notice = open_index(self.root, self.settings, emb.model_id, emb.dimension)
+        self._index_dir = manifest_path.parent if self.store.kind == "edge" else None
+        self._index_ino = _inode(self._index_dir) if self._index_dir else None
         if self.notice:
             log.warning("%s", self.notice)
         self.manifest = Manifest(manifest_path)
@@ -617,6 +669,7 @@ class Indexer:
         """Lexical phase for a batch of files: chunk, store with sparse vectors (and cached
         dense vectors), and queue the rest for dense backfill."""
         assert self.store is not None and self.manifest is not None and self.cache is not None
+        self._check_index_dir()
         new_points: list[PointData] = []
         plans: list[tuple[FileRecord, list[str], list[str]]] = []  # record, stale ids, no-dense ids
         for rel in rels:
@@ -732,6 +785,7 @@ class Indexer:
 
     def _dense_step(self) -> None:
         assert self.store is not None and self.manifest is not None and self.cache is not None
+        self._check_index_dir()
         self.phase = "dense"
         window: list[tuple[str, str]] = []  # (path, id)
         for path in self._dense_order():
@@ -825,6 +879,17 @@ class Indexer:
                     self.failed[p] = f"embedding failed: {exc}"
         if now_open and not was_open:
             log.warning("%s", self.breaker.describe())
+
+
+class _IndexReplaced(Exception):
+    """The embedded index's folder is not the one that was opened any more."""
+
+
+def _inode(path: Path) -> int | None:
+    try:
+        return path.stat().st_ino
+    except OSError:
+        return None
 
 
 def _is_disk_full(exc: Exception) -> bool:

@@ -209,3 +209,41 @@ async def test_a_replaced_workspace_folder_is_watched_again(start: Starter, work
     await s.eventually(found, timeout=30)
     figure("workspace folder replaced", new_file_found_after_replace_s=time.monotonic() - t0)
     assert (await s.status())["watching"] is True
+
+
+async def test_index_folder_replaced_mid_index_is_rebuilt(start: Starter, tmp_path: Path, fresh_cache: Path) -> None:
+    ws = generated_workspace(tmp_path / "replaced", files=120, functions=2)
+    s = await start(root=ws, env={"RAGLS_CACHE_DIR": str(fresh_cache)})
+    await wait_status(s, lambda st: st["lexical"]["done"] >= 20, 120, "indexing under way")
+    [index] = [p.parent for p in (fresh_cache / "index").glob("*/*/manifest.sqlite")]
+    index.rename(index.with_name(index.name + ".moved-away"))
+    index.mkdir()
+    t0 = time.monotonic()
+    await wait_status(
+        s, lambda st: any("replaced" in e["message"] for e in st["errors"]), 60, "the replacement noticed"
+    )
+    st = await s.wait_ready(300)
+    figure("index folder replaced mid-index", ready_after_replace_s=time.monotonic() - t0)
+    assert st["filesTotal"] == 120 and st["filesIndexed"] == 120 and st["filesFailed"] == 0
+    res = await s.retrieve("parse the window for item", topK=3)
+    assert res["chunks"]
+    await s.close()
+    check_consistent(ws, fresh_cache)
+    assert (index / "shard").is_dir()
+
+
+async def test_an_index_that_cannot_be_loaded_is_moved_aside_and_rebuilt(
+    start: Starter, workspace: Path, fresh_cache: Path
+) -> None:
+    s = await start(env={"RAGLS_CACHE_DIR": str(fresh_cache)})
+    await s.wait_ready()
+    await s.close()
+    [index] = [p.parent for p in (fresh_cache / "index").glob("*/*/manifest.sqlite")]
+    for f in (index / "shard").rglob("*"):
+        if f.is_file():
+            f.write_bytes(b"\0garbage" * 16)
+    s = await start(env={"RAGLS_CACHE_DIR": str(fresh_cache)})
+    st = await s.wait_ready()
+    assert st["filesIndexed"] == st["filesTotal"] == 8
+    assert any("moved aside" in e["message"] for e in st["errors"])
+    assert list(index.parent.glob(index.name + ".broken-*"))

@@ -7,12 +7,22 @@ import re
 from pathlib import Path
 
 from ragls.config import Settings, cache_root
-from ragls.store.base import PointData, SearchRequest, Store, StoredHit, StoreError, StoreFull, StoreLocked
+from ragls.store.base import (
+    PointData,
+    SearchRequest,
+    Store,
+    StoreCorrupt,
+    StoredHit,
+    StoreError,
+    StoreFull,
+    StoreLocked,
+)
 
 __all__ = [
     "PointData",
     "SearchRequest",
     "Store",
+    "StoreCorrupt",
     "StoreError",
     "StoreFull",
     "StoreLocked",

@@ -20,6 +20,10 @@ class StoreLocked(StoreError):
     """Another process holds the embedded store."""
 
 
+class StoreCorrupt(StoreError):
+    """The embedded store exists but cannot be loaded; it is moved aside and rebuilt."""
+
+
 class StoreFull(StoreError):
     """Not enough free space to write safely; nothing was written. Retry when space returns."""
 

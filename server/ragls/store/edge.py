@@ -16,6 +16,7 @@ from ragls.store.base import (
     PAYLOAD_INDEXES,
     PointData,
     SearchRequest,
+    StoreCorrupt,
     StoredHit,
     StoreError,
     StoreFull,
@@ -52,7 +53,12 @@ class EdgeStore:
         try:
             if (directory / "wal").exists() or any(directory.glob("segments*")):
                 self._ensure_space(0)
-                self._shard = qe.EdgeShard.load(str(directory), config)
+                try:
+                    self._shard = qe.EdgeShard.load(str(directory), config)
+                except Exception as exc:
+                    if "WouldBlock" in str(exc):
+                        raise
+                    raise StoreCorrupt(f"cannot load the index at {directory}: {exc}") from exc
             else:
                 self._ensure_space(_CREATE_BYTES, growth=1)
                 self._shard = qe.EdgeShard.create(str(directory), config)
