@@ -21,6 +21,7 @@ from collections import Counter, deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from enum import StrEnum
 from pathlib import Path
 
 from ragls import lexical
@@ -42,6 +43,24 @@ _CHUNK_NS = uuid.UUID("6f1c2a4e-9a61-4d8e-bb1e-3c1f6c0e5a10")
 _LEXICAL_BATCH_FILES = 64
 _DENSE_WINDOW = 256  # chunks sorted by length together, to waste little padding
 _MAX_ERRORS = 50
+
+
+class Phase(StrEnum):
+    """The worker's state machine (docs/reliability.md, "The fault model"):
+
+    starting -> discovering -> lexical -> dense -> idle, back to discovering on a scan and to
+    lexical on a change; any step -> waiting (a fault: retried at its time, work kept queued);
+    dense -> paused (the provider's breaker is open; lexical work goes on); error is only the
+    index failing to open. The status reports the phase as is."""
+
+    STARTING = "starting"
+    DISCOVERING = "discovering"
+    LEXICAL = "lexical"
+    DENSE = "dense"
+    IDLE = "idle"
+    WAITING = "waiting"
+    PAUSED = "paused"
+    ERROR = "error"
 
 
 @dataclass
@@ -125,7 +144,7 @@ class Indexer:
         self.dense_failed: dict[str, list[str]] = {}  # gave up this pass; retried on the next scan
         self.open_docs: dict[str, str] = {}
         self.errors: deque[ErrorEntry] = deque(maxlen=_MAX_ERRORS)
-        self.phase = "starting"
+        self.phase: Phase = Phase.STARTING
         self.fatal: str | None = None
         self.notice: str | None = None  # shown in the status, e.g. a fallback store in use
         self.last_indexed_at: str | None = None
@@ -394,7 +413,7 @@ class Indexer:
 
     def _set_fault(self, exc: Exception, jobs: _Jobs) -> None:
         # The step's work stays queued: pending files stay pending, a scan or change set is put back.
-        if jobs.scan and self.phase == "discovering":
+        if jobs.scan and self.phase == Phase.DISCOVERING:
             self._jobs.put(("scan", jobs.full))
         elif jobs.paths:
             self._jobs.put(("paths", jobs.paths))
@@ -421,13 +440,13 @@ class Indexer:
         with self._lock:
             opened = set(self.open_docs)
             todo = sorted(self.pending, key=lambda r: (r not in opened, r))
-        self.phase = "lexical"
+        self.phase = Phase.LEXICAL
         for i in range(0, len(todo), _LEXICAL_BATCH_FILES):
             if self._stop.is_set() or not self._jobs.empty():
                 return  # changes and scans go first; the rest stays pending
             self._index_files(todo[i : i + _LEXICAL_BATCH_FILES])
             self._on_change()
-        self.phase = "dense" if self.missing_dense else "idle"
+        self.phase = Phase.DENSE if self.missing_dense else Phase.IDLE
         self.last_indexed_at = _now()
 
     def _open(self) -> None:
@@ -526,7 +545,7 @@ class Indexer:
     # -- scanning ----------------------------------------------------------------------------
     def _scan(self, full: bool) -> None:
         assert self.store is not None and self.manifest is not None
-        self.phase = "discovering"
+        self.phase = Phase.DISCOVERING
         self.runs += 1
         self._on_change()
         if full:
@@ -553,7 +572,7 @@ class Indexer:
         todo.sort(key=lambda r: (r not in self.open_docs, -current[r].mtime_ns))
         with self._lock:
             self.pending = set(todo)
-        self.phase = "lexical"
+        self.phase = Phase.LEXICAL
         log.info(
             "scan: %d files, %d to (re)index, %d removed, %d skipped",
             len(current),
@@ -573,7 +592,7 @@ class Indexer:
                     self._jobs.put(("scan", jobs.full))
                 if jobs.paths:
                     self._apply_changes(jobs.paths)
-        self.phase = "dense" if self.missing_dense else "idle"
+        self.phase = Phase.DENSE if self.missing_dense else Phase.IDLE
         self.last_indexed_at = _now()
 
     def _apply_changes(self, paths: set[str]) -> None:
@@ -608,10 +627,12 @@ class Indexer:
             with self._lock:
                 self.pending |= set(todo)
             prev_phase = self.phase
-            self.phase = "lexical"
+            self.phase = Phase.LEXICAL
             for i in range(0, len(todo), _LEXICAL_BATCH_FILES):
                 self._index_files(todo[i : i + _LEXICAL_BATCH_FILES])
-            self.phase = "dense" if self.missing_dense else ("idle" if prev_phase != "discovering" else prev_phase)
+            self.phase = (
+                Phase.DENSE if self.missing_dense else (Phase.IDLE if prev_phase != Phase.DISCOVERING else prev_phase)
+            )
         self.last_indexed_at = _now()
 
     def _remove(self, paths: list[str]) -> None:
@@ -786,7 +807,7 @@ class Indexer:
     def _dense_step(self) -> None:
         assert self.store is not None and self.manifest is not None and self.cache is not None
         self._check_index_dir()
-        self.phase = "dense"
+        self.phase = Phase.DENSE
         window: list[tuple[str, str]] = []  # (path, id)
         for path in self._dense_order():
             window.extend((path, i) for i in self.missing_dense[path])
@@ -859,7 +880,7 @@ class Indexer:
                         self.missing_dense[p] = rest
                     self.pending.add(p)
         if not self.missing_dense:
-            self.phase = "idle"
+            self.phase = Phase.IDLE
             self.last_indexed_at = _now()
             self.store.flush()
 
