@@ -97,8 +97,10 @@ class Indexer:
         settings: Settings,
         on_change: Callable[[], None] | None = None,
         embedder: Embedder | None = None,
+        store_wait: float = 0.0,
     ) -> None:
         self.root = root.resolve()
+        self._store_wait = store_wait  # the folder's owner waits for the primary index slot
         self.settings = settings
         self.rules = IgnoreRules(self.root, settings)
         self._on_change = on_change or (lambda: None)
@@ -276,7 +278,9 @@ class Indexer:
         if self._embedder is None:
             self._embedder = make_embedder(self.settings.embedder)
         emb = self._embedder
-        self.store, manifest_path, self.notice = open_index(self.root, self.settings, emb.model_id, emb.dimension)
+        self.store, manifest_path, self.notice = open_index(
+            self.root, self.settings, emb.model_id, emb.dimension, self._store_wait
+        )
         if self.notice:
             log.warning("%s", self.notice)
         self.manifest = Manifest(manifest_path)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+import time
 from pathlib import Path
 
 from ragls.config import Settings, cache_root
@@ -53,12 +54,16 @@ def open_store(root: Path, settings: Settings, model_id: str, dimension: int) ->
 _MAX_SLOTS = 8
 
 
-def open_index(root: Path, settings: Settings, model_id: str, dimension: int) -> tuple[Store, Path, str | None]:
+def open_index(
+    root: Path, settings: Settings, model_id: str, dimension: int, primary_wait: float = 0.0
+) -> tuple[Store, Path, str | None]:
     """The store, the path of its manifest, and a notice when a fallback store was used.
 
     Qdrant Edge allows one process per shard. A second editor window on the same folder
     gets a separate slot (alt-N) instead of an error; the shared embedding cache means it
-    re-embeds nothing the first one already did."""
+    re-embeds nothing the first one already did. The folder's owner (owner.py) waits up to
+    `primary_wait` seconds for the primary slot: a killed predecessor's lock is released by
+    the OS a moment after its owner lock."""
     base = index_dir(root, settings, model_id, dimension)
     if settings.qdrant.url:
         from ragls.store.remote import RemoteStore
@@ -70,11 +75,19 @@ def open_index(root: Path, settings: Settings, model_id: str, dimension: int) ->
         )
     from ragls.store.edge import EdgeStore
 
+    deadline = time.monotonic() + primary_wait
     for slot in range(_MAX_SLOTS):
         d = base if slot == 0 else base / f"alt-{slot}"
-        try:
-            store = EdgeStore(d / "shard", dimension)
-        except StoreLocked:
+        while True:
+            try:
+                store = EdgeStore(d / "shard", dimension)
+                break
+            except StoreLocked:
+                if slot or time.monotonic() >= deadline:
+                    store = None
+                    break
+                time.sleep(0.05)
+        if store is None:
             continue
         notice = (
             None
