@@ -15,6 +15,7 @@ import logging
 import os
 import sys
 import time
+import warnings
 from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 from typing import Any
@@ -320,17 +321,21 @@ class RaglsMcp:
 
     # -- which folder --------------------------------------------------------------------------
     async def _client_root(self, ctx: ServerRequestContext[Any]) -> Path | None:
+        """The client's first file:// root, if it declares roots (deprecated in MCP 2026-07-28,
+        still sent by editors on earlier protocol versions)."""
         caps = ctx.session.client_capabilities
         if caps is None or caps.roots is None:
             return None
         try:
-            with contextlib.suppress(Exception):
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
                 result = await asyncio.wait_for(ctx.session.list_roots(), 5)
-                for r in result.roots:
-                    if (p := _root_from_uri(str(r.uri))) is not None:
-                        return p
         except Exception as exc:  # a client that cannot list roots still gets PATH
             log.warning("roots/list failed: %s", exc)
+            return None
+        for r in result.roots:
+            if (p := _root_from_uri(str(r.uri))) is not None:
+                return p
         return None
 
     async def _open(self, root: Path) -> None:

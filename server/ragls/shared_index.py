@@ -23,6 +23,7 @@ from typing import Any
 from ragls import __version__
 from ragls.config import Settings
 from ragls.owner import (
+    INVALID_PARAMS,
     InvalidParams,
     OwnerClient,
     OwnerGone,
@@ -86,10 +87,15 @@ class SharedIndex:
     # -- lifecycle ---------------------------------------------------------------------------
     def open(self) -> str:
         """Become the owner or a client of the owner; returns the role."""
-        self._where = rendezvous(self.root, self.settings)
-        self._lock = OwnerLock(self._where.lock)
         with self._switch:
-            self._attach()
+            try:
+                self._where = rendezvous(self.root, self.settings)
+                self._lock = OwnerLock(self._where.lock)
+            except OSError as exc:  # e.g. a cache directory of another user: no sharing, still an index
+                log.warning("cannot share the index of %s with other processes: %s", self.root, exc)
+                self._become_private()
+            else:
+                self._attach()
         return self.role or PRIVATE
 
     def close(self, timeout: float = 1.5) -> None:
@@ -266,7 +272,9 @@ class SharedIndex:
         try:
             raw = self._client_call("rag/retrieve", p.model_dump(by_alias=True, exclude_none=True))
         except RemoteError as exc:
-            raise QueryError(str(exc)) from exc
+            if exc.code == INVALID_PARAMS:
+                raise QueryError(str(exc)) from exc
+            raise
         if raw is not None:
             return RetrieveResultOut.model_validate(raw)
         assert self.service is not None
