@@ -23,7 +23,8 @@ import stat
 import struct
 import threading
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import wait as futures_wait
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -200,6 +201,7 @@ class OwnerServer:
             with write_lock, contextlib.suppress(OSError):
                 conn.sendall(data)
 
+        pending: list[Future[None]] = []
         try:
             while True:
                 line = rfile.readline(MAX_LINE + 1)
@@ -218,7 +220,10 @@ class OwnerServer:
                 if not isinstance(msg, dict) or not isinstance(msg.get("method"), str):
                     send(_error(msg.get("id") if isinstance(msg, dict) else None, INVALID_REQUEST, "not a request"))
                     continue
-                self._pool.submit(self._dispatch, msg, cid, send)
+                pending = [f for f in pending if not f.done()]
+                pending.append(self._pool.submit(self._dispatch, msg, cid, send))
+            # The client may have half-closed after its last request: answer what it sent.
+            futures_wait(pending, timeout=60)
         finally:
             with self._lock:
                 self._conns.discard(conn)
