@@ -233,9 +233,9 @@ def status_text(st: IndexStatus, role: str | None) -> str:
         f"Last indexed: {st.last_indexed_at or 'not yet'}."
     )
     if role == CLIENT:
-        lines.append("This index is shared with the user's editor (served by another ragls process).")
+        lines.append("This index is shared: another ragls process on this folder (an editor or agent) serves it.")
     elif role == OWNER:
-        lines.append("This process holds the index; editors on the same folder share it.")
+        lines.append("This process holds the index; editors and agents on the same folder share it.")
     if st.state == "indexing":
         lines.append(
             "What to do: search_code works now (keyword matches first); semantic ranking improves as "

@@ -204,7 +204,7 @@ async def test_editor_and_agent_share_one_index(start: Starter, workspace: Path,
     async with mcp_session(workspace, cache) as agent:
         st = await wait_ready(agent)
         assert st["embedded"] == st0["embedded"] and st["store"]["location"] == st0["store"]["location"]
-        assert "shared with the user's editor" in text_of(await call(agent, "index_status", {}))
+        assert "another ragls process on this folder" in text_of(await call(agent, "index_status", {}))
 
         second = await start(env=env)  # a second editor window: another client
         st2 = await wait_lsp_ready(second)
