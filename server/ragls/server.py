@@ -176,7 +176,10 @@ class RaglsServer(LanguageServer):
         """The index status (this process's, or the owner's) and the count of index runs."""
         if self.index is None:
             return starting_status(self.root, self.settings, self.settings_error), 0
-        st, runs = await asyncio.to_thread(self.index.status)
+        try:
+            st, runs = await asyncio.to_thread(self.index.status)
+        except Exception as exc:  # the owner vanished and no successor answered yet, or hangs
+            return starting_status(self.root, self.settings, f"index unavailable: {exc}"), 0
         if st.message is None and self.settings_error:
             st.message = self.settings_error
         return st, runs
