@@ -25,12 +25,12 @@ import mcp_types as types
 from mcp.server.context import ServerRequestContext
 from mcp.server.lowlevel import Server
 from mcp.server.stdio import stdio_server
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from ragls import __version__
 from ragls.config import SettingsError, load_settings
 from ragls.owner import error_message
-from ragls.protocol import ChunkOut, IndexStatus, RetrieveParams, RetrieveResultOut, SymbolParams
+from ragls.protocol import ChunkOut, IndexStatus, NonBlank, RetrieveParams, RetrieveResultOut, SymbolParams
 from ragls.retrieval import QueryError, compile_globs
 from ragls.shared_index import CLIENT, OWNER, SharedIndex
 
@@ -57,7 +57,7 @@ class _Args(BaseModel):
 
 
 class SearchCodeArgs(_Args):
-    query: str = Field(
+    query: NonBlank = Field(
         min_length=1,
         max_length=4000,
         description="What to find, in natural language or as identifiers: 'where are invoices totalled "
@@ -78,16 +78,9 @@ class SearchCodeArgs(_Args):
         default=12000, ge=500, le=100_000, description="Character budget of the returned context text."
     )
 
-    @field_validator("query")
-    @classmethod
-    def _not_blank(cls, v: str) -> str:
-        if not v.strip():
-            raise ValueError("must not be blank")
-        return v
-
 
 class FindSymbolArgs(_Args):
-    name: str = Field(
+    name: NonBlank = Field(
         min_length=1,
         max_length=500,
         description="A definition's name, bare or qualified: 'total', 'Invoice.total', 'billing.Invoice'. "
@@ -99,13 +92,6 @@ class FindSymbolArgs(_Args):
         description="Only definitions of this kind: function, method, class, declaration, section.",
     )
     top_k: int = Field(default=10, ge=1, le=50, description="Maximum number of definitions to return.")
-
-    @field_validator("name")
-    @classmethod
-    def _not_blank(cls, v: str) -> str:
-        if not v.strip():
-            raise ValueError("must not be blank")
-        return v
 
 
 class NoArgs(_Args):

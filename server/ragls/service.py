@@ -247,7 +247,7 @@ class IndexService:
             return empty
         store = self.indexer.store
         assert store is not None
-        wanted = re.sub(r"::|#", ".", p.name).strip(".")
+        wanted = re.sub(r"::|#", ".", p.name.strip()).strip(".")
         try:
             stored = store.by_symbol([wanted.lower()], _SYMBOL_SCAN)
         except Exception as exc:
