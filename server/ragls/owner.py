@@ -11,7 +11,6 @@ user can enter (0700); the socket itself is 0600 and peers of another uid are re
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import hashlib
 import itertools
 import json
@@ -21,6 +20,7 @@ import socket
 import socketserver
 import stat
 import struct
+import sys
 import threading
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -34,10 +34,16 @@ from pydantic import BaseModel, ValidationError
 from ragls.config import Settings, cache_root
 from ragls.store import workspace_id
 
+try:
+    import fcntl
+except ImportError:  # Windows: no flock and no unix sockets to share an index over
+    fcntl = None  # type: ignore[assignment]
+
 log = logging.getLogger(__name__)
 
 MAX_LINE = 64 * 1024 * 1024  # an open buffer travels in one line; editors cap files well below this
-_SUN_PATH_MAX = 107  # sockaddr_un.sun_path is 108 bytes with the terminating NUL
+# sockaddr_un.sun_path, terminating NUL excluded: 108 bytes on Linux, 104 on macOS and the BSDs
+_SUN_PATH_MAX = 107 if sys.platform.startswith("linux") else 103
 
 PARSE_ERROR = -32700
 INVALID_REQUEST = -32600
@@ -83,7 +89,10 @@ def rendezvous(root: Path, settings: Settings) -> Rendezvous:
     """Where a folder's owner lock and socket live: `<cache>/run/<workspace-id>.{lock,sock}`.
 
     A socket path longer than sun_path allows (deep cache directories) moves to
-    `$XDG_RUNTIME_DIR/ragls` (or `/tmp/ragls-<uid>`) under a hash of the long path."""
+    `$XDG_RUNTIME_DIR/ragls` (or `/tmp/ragls-<uid>`) under a hash of the long path. Raises
+    OSError where processes cannot share (no flock or unix sockets)."""
+    if fcntl is None or not hasattr(socket, "AF_UNIX"):
+        raise OSError("sharing an index between processes needs flock and unix sockets")
     run = _private_dir(cache_root(settings) / "run")
     wsid = workspace_id(root)
     sock = run / f"{wsid}.sock"
@@ -104,6 +113,7 @@ class OwnerLock:
     def try_acquire(self) -> bool:
         if self._fd is not None:
             return True
+        assert fcntl is not None  # rendezvous() refused already
         fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o600)
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -127,9 +137,16 @@ class OwnerLock:
             self._fd = None
 
 
-def _peer_uid(sock: socket.socket) -> int:
+def _peer_uid(sock: socket.socket) -> int | None:
+    """The peer's uid on Linux; None elsewhere, where the 0700 directory is the only guard."""
+    if not hasattr(socket, "SO_PEERCRED"):
+        return None
     creds = sock.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i"))
     return int(struct.unpack("3i", creds)[1])
+
+
+def _trusted(uid: int | None) -> bool:
+    return uid is None or uid in (os.getuid(), 0)
 
 
 def error_message(err: ValidationError) -> str:
@@ -188,7 +205,7 @@ class OwnerServer:
         self._pool.shutdown(wait=False, cancel_futures=True)
 
     def _serve_connection(self, conn: socket.socket, rfile: Any) -> None:
-        if _peer_uid(conn) not in (os.getuid(), 0):
+        if not _trusted(_peer_uid(conn)):
             log.warning("refused a connection from another user")
             return
         cid = f"client-{next(self._ids)}"
@@ -275,8 +292,7 @@ class OwnerClient:
             self._sock.close()
             raise
         self._sock.settimeout(None)
-        uid = _peer_uid(self._sock)
-        if uid not in (os.getuid(), 0):
+        if not _trusted(_peer_uid(self._sock)):
             self._sock.close()
             raise PermissionError("the owner socket belongs to another user")
         self._ids = itertools.count(1)
