@@ -188,6 +188,23 @@ def _index_dirs(cache: Path, ws: Path) -> list[Path]:
     return sorted(p for p in base.rglob("*") if p.is_dir() and (p.name == "shard" or p.name.startswith("alt-")))
 
 
+def _shard_holders(cache: Path) -> set[int]:
+    """Processes with a file of an index open or mapped (the shard's WAL lock, its segments)."""
+    index = str(cache / "ragls" / "index")
+    pids: set[int] = set()
+    for proc in Path("/proc").iterdir():
+        if not proc.name.isdigit():
+            continue
+        try:
+            opened = [os.readlink(fd) for fd in (proc / "fd").iterdir()]
+            opened += (proc / "maps").read_text().split()
+        except OSError:  # gone, or not ours to read
+            continue
+        if any(p.startswith(index) for p in opened):
+            pids.add(int(proc.name))
+    return pids
+
+
 def _owner_pid(cache: Path, ws: Path) -> int:
     return int((cache / "ragls" / "run" / f"{workspace_id(ws)}.lock").read_text().split()[0])
 
@@ -215,6 +232,7 @@ async def test_editor_and_agent_share_one_index(start: Starter, workspace: Path,
         st2 = await wait_lsp_ready(second)
         assert st2["store"]["location"] == st0["store"]["location"] and not st2["message"]
         assert [p.name for p in _index_dirs(cache, workspace)] == ["shard"]  # no alt-N index
+        assert _shard_holders(cache) == {owner.pid}  # three processes, one holds the index
 
         # An unsaved edit in the second editor reaches the agent through the owner.
         path = workspace / "billing" / "invoice.py"
@@ -247,6 +265,7 @@ async def test_editor_and_agent_share_one_index(start: Starter, workspace: Path,
         assert after["embedded"] == 0  # a warm takeover: manifest and embedding cache survived
         assert after["store"]["location"] == st0["store"]["location"]
         assert [p.name for p in _index_dirs(cache, workspace)] == ["shard"]
+        assert _shard_holders(cache) == {new_owner}
         await editor.eventually(agent_sees_buffer, timeout=20)  # the unsaved buffer was re-sent
         st3 = await wait_lsp_ready(second)  # the second editor follows the new owner too
         assert st3["chunks"] == after["chunks"]
