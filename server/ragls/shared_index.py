@@ -131,13 +131,15 @@ class SharedIndex:
             if self._lock.try_acquire():
                 self._become_owner()
                 return
+            client: OwnerClient | None = None
             try:
                 client = OwnerClient(self._where.socket, on_lost=self._lost_callback(self._generation))
                 hello = OwnerHello.model_validate(client.call("rag/hello", {}, timeout=10))
                 if Path(hello.workspace) != self.root:
-                    client.close()
                     raise OSError(f"the owner socket serves {hello.workspace}, not {self.root}")
             except (OSError, RemoteError, TimeoutError, ValueError) as exc:
+                if client is not None:
+                    client.close()  # without its lost-callback: it must not trigger a takeover later
                 if time.monotonic() >= deadline:
                     # A process holds the lock but never answers (hung, or an incompatible
                     # ragls): index privately, as before shared indexes existed.
