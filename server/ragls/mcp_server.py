@@ -292,6 +292,7 @@ class RaglsMcp:
         self.opened = asyncio.Event()
         self.open_error: str | None = None
         self._opening: asyncio.Task[None] | None = None
+        self._open_lock = asyncio.Lock()  # `initialized` and a roots change may race
         self.server: Server[Any] = Server(
             "ragls",
             version=__version__,
@@ -355,7 +356,8 @@ class RaglsMcp:
     def _start_opening(self, ctx: ServerRequestContext[Any] | None) -> None:
         async def run() -> None:
             root = (await self._client_root(ctx) if ctx is not None else None) or self.default_root
-            await self._open(root)
+            async with self._open_lock:
+                await self._open(root)
 
         self._opening = asyncio.get_running_loop().create_task(run())
 
