@@ -328,10 +328,10 @@ class RaglsMcp:
     async def _open(self, root: Path) -> None:
         if self.index is not None and self.root == root:
             return
+        self.opened.clear()  # calls wait for the new folder instead of failing mid-switch
         if self.index is not None:
             old, self.index = self.index, None
             await asyncio.to_thread(old.close)
-        self.opened.clear()
         self.root = root
         try:
             settings = load_settings(root)

@@ -7,10 +7,12 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
 import time
+import warnings
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -79,11 +81,12 @@ async def test_mcp_tools_over_stdio(workspace: Path, tmp_path: Path) -> None:
     elsewhere = tmp_path / "elsewhere"  # PATH; the client's root (the workspace) must win
     elsewhere.mkdir()
     progress: list[tuple[float, float | None, str | None]] = []
+    roots = [workspace]
 
     async def on_progress(p: float, total: float | None, message: str | None) -> None:
         progress.append((p, total, message))
 
-    async with mcp_session(elsewhere, cache, roots=[workspace]) as s:
+    async with mcp_session(elsewhere, cache, roots=roots) as s:
         tools = {t.name: t for t in (await s.list_tools()).tools}
         assert set(tools) == {"search_code", "find_symbol", "index_status", "reindex"}
         for t in tools.values():
@@ -177,6 +180,20 @@ async def test_mcp_tools_over_stdio(workspace: Path, tmp_path: Path) -> None:
             assert res.is_error, (tool, args)
             assert needle in text_of(res), (tool, args, text_of(res))
         assert not (await call(s, "index_status", {})).is_error  # still up
+
+        # The client opens another folder: the server follows its roots.
+        other = tmp_path / "other"
+        shutil.copytree(workspace, other)
+        roots[:] = [other]
+        with warnings.catch_warnings():  # roots are deprecated in MCP 2026-07-28; editors still send them
+            warnings.simplefilter("ignore")
+            await s.send_roots_list_changed()
+        deadline = time.monotonic() + 60
+        while (await call(s, "index_status", {})).structured_content["workspace"] != str(other):  # type: ignore[index]
+            assert time.monotonic() < deadline
+            await asyncio.sleep(0.2)
+        st2 = await wait_ready(s)
+        assert st2["filesIndexed"] == 8 and st2["embedded"] == 0  # same texts: all from the embedding cache
 
 
 async def wait_lsp_ready(session: Any, timeout: float = 120) -> dict[str, Any]:
