@@ -235,7 +235,9 @@ class SharedIndex:
 
         def open_doc(params: dict[str, Any], cid: str) -> dict[str, Any]:
             p = DocumentParams.model_validate(params)
-            svc().open_document(_safe_rel(p.path), p.text or "", cid)
+            if p.text is None:
+                raise InvalidParams("text: Field required")
+            svc().open_document(_safe_rel(p.path), p.text, cid)
             return {}
 
         def close_doc(params: dict[str, Any], cid: str) -> dict[str, Any]:
