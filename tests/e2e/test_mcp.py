@@ -9,6 +9,7 @@ import json
 import os
 import shutil
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -239,6 +240,18 @@ async def test_editor_and_agent_share_one_index(start: Starter, workspace: Path,
     assert oct(run_dir.stat().st_mode & 0o777) == "0o700"
     sock = run_dir / f"{workspace_id(workspace)}.sock"
     assert oct(sock.stat().st_mode & 0o777) == "0o600"
+    # The owner socket speaks newline-delimited JSON-RPC and refuses paths outside the folder.
+    with socket.socket(socket.AF_UNIX) as raw:
+        raw.connect(str(sock))
+        raw.sendall(
+            b'{"jsonrpc":"2.0","id":1,"method":"rag/hello"}\n'
+            b'{"jsonrpc":"2.0","id":2,"method":"rag/openDocument","params":{"path":"../x.py","text":"x"}}\n'
+            b'{"jsonrpc":"2.0","id":3,"method":"rag/openDocument","params":{"path":"/etc/passwd","text":"x"}}\n'
+        )
+        raw.shutdown(socket.SHUT_WR)
+        answers = {m["id"]: m for m in map(json.loads, raw.makefile("rb").read().splitlines())}
+    assert answers[1]["result"] == {"workspace": str(workspace), "version": st0["version"], "pid": owner.pid}
+    assert answers[2]["error"]["code"] == answers[3]["error"]["code"] == -32602
 
     async with mcp_session(workspace, cache) as agent:
         st = await wait_ready(agent)
