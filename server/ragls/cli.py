@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import logging
 import shutil
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 from ragls import __version__
@@ -209,6 +211,25 @@ def _live_status(root: Path, settings: Settings) -> dict[str, object] | None:
     return out
 
 
+@contextlib.contextmanager
+def _exclusive(root: Path, settings: Settings) -> Iterator[None]:
+    """Hold the folder's owner lock for a command that works on the index files directly, so
+    no ragls process indexes the folder meanwhile; refuse while one does."""
+    from ragls.owner import OwnerLock, rendezvous
+
+    try:
+        lock = OwnerLock(rendezvous(root, settings).lock)
+    except OSError:  # no sharing on this system: nothing to coordinate with
+        yield
+        return
+    if not lock.try_acquire():
+        raise SystemExit(f"ragls: a ragls process is using the index of {root}; close it (editor, agent) first")
+    try:
+        yield
+    finally:
+        lock.release()
+
+
 def cmd_mcp(a: argparse.Namespace) -> int:
     from ragls.mcp_server import serve
 
@@ -216,11 +237,16 @@ def cmd_mcp(a: argparse.Namespace) -> int:
 
 
 def cmd_clear(a: argparse.Namespace) -> int:
+    root = _root(a.path)
+    settings = _settings(root)
+    with _exclusive(root, settings):
+        return _clear(root, settings)
+
+
+def _clear(root: Path, settings: Settings) -> int:
     from ragls.config import cache_root
     from ragls.store import StoreError, workspace_id
 
-    root = _root(a.path)
-    settings = _settings(root)
     if settings.qdrant.url:
         from ragls.store.remote import RemoteStore
 
@@ -246,8 +272,10 @@ def cmd_check(a: argparse.Namespace) -> int:
     from ragls.store import StoreError
 
     root = _root(a.path)
+    settings = _settings(root)
     try:
-        rep = check_index(root, _settings(root))
+        with _exclusive(root, settings):
+            rep = check_index(root, settings)
     except StoreError as exc:
         raise SystemExit(f"ragls: {exc}") from exc
     print(json.dumps(rep.as_dict(), indent=2))

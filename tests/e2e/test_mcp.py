@@ -145,6 +145,15 @@ async def test_mcp_tools_over_stdio(workspace: Path, tmp_path: Path) -> None:
         assert cli.returncode == 0, cli.stderr
         after = await call(s, "search_code", {"query": QUERY, "top_k": 3})
         assert json.loads(cli.stdout)["chunks"] == after.structured_content["chunks"]  # type: ignore[index]
+        # ...and `ragls clear` refuses to delete an index in use.
+        clear = subprocess.run(
+            [sys.executable, "-m", "ragls", "clear", str(workspace)],
+            capture_output=True,
+            text=True,
+            timeout=60,
+            env=_env(cache),
+        )
+        assert clear.returncode != 0 and "is using the index" in clear.stderr
 
         for name in ("Invoice.compute_total", "compute_total", "invoice.COMPUTE_TOTAL"):
             res = await call(s, "find_symbol", {"name": name})
