@@ -105,12 +105,14 @@ class SharedIndex:
             if self._client is not None:
                 self._client.close()
                 self._client = None
+            if self._server is not None:
+                # Clients first: they see EOF and wait for the lock, so no request of theirs
+                # reaches a stopping index.
+                self._server.close()
+                self._server = None
             if self.service is not None:
                 # Stop the index before the lock goes, so the next owner finds the shard free.
                 self.service.stop(timeout)
-            if self._server is not None:
-                self._server.close()
-                self._server = None
             if self._lock is not None:
                 self._lock.release()
 
