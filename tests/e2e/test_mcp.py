@@ -309,3 +309,11 @@ async def test_editor_and_agent_share_one_index(start: Starter, workspace: Path,
         st3 = await wait_lsp_ready(second)  # the second editor follows the new owner too
         assert st3["chunks"] == after["chunks"]
         print(f"takeover after kill -9: first call answered in {took:.2f}s")
+
+    # The agent quits (if it owned the index, the editor takes over): the editor keeps working.
+    async def editor_sees_buffer() -> bool:
+        res = await second.retrieve("apply_zebra_loyalty_discount", topK=3)
+        return any(c["symbol"] == "apply_zebra_loyalty_discount" for c in res["chunks"])
+
+    await second.eventually(editor_sees_buffer, timeout=20)
+    assert _shard_holders(cache) == {second.client._server.pid}  # type: ignore[union-attr]
