@@ -1,13 +1,15 @@
-"""Command line: `ragls` (LSP over stdio) | index | search | status | check | clear | schema | eval."""
+"""Command line: `ragls` (LSP over stdio) | mcp | index | search | status | check | clear | schema | eval."""
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import logging
 import shutil
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 from ragls import __version__
@@ -32,67 +34,85 @@ def _root(arg: str) -> Path:
     return root
 
 
-def _index(root: Path, settings: Settings, quiet: bool = False):  # type: ignore[no-untyped-def]
-    from ragls.indexer import Indexer
+def _index(root: Path, settings: Settings | ResolvedSettings, quiet: bool = False):  # type: ignore[no-untyped-def]
+    """The folder's index, owned by this process or by the ragls process that owns it (an
+    editor, an agent's `ragls mcp`), once it is up to date."""
+    from ragls.shared_index import SharedIndex
 
-    idx = Indexer(root, settings)
-    idx.start()
-    idx.ready.wait()
-    if idx.fatal:
-        idx.stop()
-        raise SystemExit(f"ragls: {idx.fatal}")
+    warnings: list[str] = []
+    if isinstance(settings, ResolvedSettings):
+        settings, warnings = settings.settings, settings.warnings
+    index = SharedIndex(root, settings)
+    index.settings_warnings = warnings
+    index.open()
     t0 = time.monotonic()
     tty = sys.stderr.isatty()
     last_key: tuple[object, ...] = ()
     last_print = 0.0
-    while idx.busy():
+    while True:
+        s, _runs = index.status()
+        if s.state != "indexing":
+            break
         time.sleep(0.2)
-        s = idx.snapshot()
-        key = (s.phase, s.lexical_done, s.dense_done, s.files_total, s.chunks)
+        key = (s.phase, s.lexical.done, s.dense.done, s.files_total, s.chunks)
         now = time.monotonic()
         # A terminal gets a live line; a log gets a line only when counts move, at most every 2 s.
         if quiet or key == last_key or (not tty and now - last_print < 2):
             continue
         line = (
-            f"{s.phase:<11} lexical {s.lexical_done}/{s.files_total}  dense {s.dense_done}/{s.files_total}"
+            f"{s.phase:<11} lexical {s.lexical.done}/{s.files_total}  dense {s.dense.done}/{s.files_total}"
             f"  chunks {s.chunks}  {now - t0:5.1f}s"
         )
         print(("\r" if tty else "") + line, end="" if tty else "\n", file=sys.stderr, flush=True)
         last_key, last_print = key, now
     if not quiet and tty:
         print(file=sys.stderr)
-    return idx
+    if s.state == "error" and index.role != "client":
+        index.close()
+        raise SystemExit(f"ragls: {s.message}")
+    return index
 
 
-def _status_dict(idx, warnings: list[str]) -> dict[str, object]:  # type: ignore[no-untyped-def]
-    s = idx.snapshot()
-    return {
-        "state": s.state,
-        "workspace": str(idx.root),
-        "filesTotal": s.files_total,
-        "filesIndexed": s.files_indexed,
-        "filesFailed": s.files_failed,
-        "filesSkipped": s.files_skipped,
-        "skippedByReason": s.skipped_by_reason,
-        "chunks": s.chunks,
-        "lastIndexedAt": s.last_indexed_at,
-        "embedder": {"model": idx.embedder.model_id, "dimension": idx.embedder.dimension} if idx.embedder else None,
-        "store": {"kind": idx.store.kind, "location": idx.store.location} if idx.store else None,
-        "cache": {"hits": s.cache_hits, "misses": s.cache_misses},
-        "embedded": s.embeds,
-        "message": s.message,
-        "errors": [e.__dict__ for e in s.errors][-10:],
-        "warnings": warnings,
-    }
+_STATUS_KEYS = (
+    "state",
+    "workspace",
+    "filesTotal",
+    "filesIndexed",
+    "filesFailed",
+    "filesSkipped",
+    "skippedByReason",
+    "chunks",
+    "lastIndexedAt",
+    "embedder",
+    "store",
+    "cache",
+    "embedded",
+    "message",
+    "warnings",
+)
+
+
+def _status_dict(index) -> dict[str, object]:  # type: ignore[no-untyped-def]
+    st, _runs = index.status()
+    d = st.model_dump(by_alias=True)
+    out: dict[str, object] = {k: d[k] for k in _STATUS_KEYS}
+    out["errors"] = d["errors"][-10:]
+    out["servedBy"] = index.role  # owner (this process), client (another ragls owns it) or private
+    return out
 
 
 def cmd_index(a: argparse.Namespace) -> int:
     root = _root(a.path)
     t0 = time.monotonic()
-    resolved = _resolve(root)
-    idx = _index(root, resolved.settings, a.quiet)
-    st = _status_dict(idx, resolved.warnings)
-    idx.stop()
+    index = _index(root, _resolve(root), a.quiet)
+    if index.role == "client":
+        # The owner was already up: make it re-scan now, as a standalone run would.
+        index.reindex(False)
+        time.sleep(0.3)
+        index.close()
+        index = _index(root, _resolve(root), True)
+    st = _status_dict(index)
+    index.close()
     st["seconds"] = round(time.monotonic() - t0, 2)
     print(json.dumps(st, indent=2))
     if st["state"] != "ready":
@@ -105,34 +125,26 @@ def cmd_index(a: argparse.Namespace) -> int:
 
 
 def cmd_search(a: argparse.Namespace) -> int:
-    from ragls.retrieval import QueryError, compile_globs, retrieve
+    from pydantic import ValidationError
+
+    from ragls.protocol import RetrieveParams
+    from ragls.retrieval import QueryError
 
     root = _root(a.path)
-    resolved = _resolve(root)
-    settings = resolved.settings
-    idx = _index(root, settings, a.quiet)
+    index = _index(root, _resolve(root), a.quiet)
     try:
         if a.status:
-            print(json.dumps(_status_dict(idx, resolved.warnings), indent=2))
-        allowed = None
-        if a.paths:
-            spec = compile_globs(a.paths)
-            allowed = [p for p in idx.indexed_paths() if spec.match_file(p)]
-        assert idx.store is not None
-        res = retrieve(
-            idx.store, idx.embedder, settings.retrieval, a.query, a.top_k, a.max_chars, allowed, a.languages or None
+            print(json.dumps(_status_dict(index), indent=2))
+        p = RetrieveParams(
+            query=a.query, top_k=a.top_k, max_chars=a.max_chars, paths=a.paths or None, languages=a.languages or None
         )
-    except QueryError as exc:
+        res = index.retrieve(p)
+    except (QueryError, ValidationError) as exc:
         raise SystemExit(f"ragls: {exc}") from exc
     finally:
-        idx.stop()
+        index.close()
     if a.json:
-        print(
-            json.dumps(
-                {"context": res.context, "tookMs": round(res.took_ms, 2), "chunks": [h.__dict__ for h in res.hits]},
-                indent=2,
-            )
-        )
+        print(json.dumps(res.model_dump(by_alias=True, exclude={"error"}), indent=2))
     else:
         print(res.context or "(nothing relevant found)")
     return 0
@@ -155,6 +167,10 @@ def cmd_status(a: argparse.Namespace) -> int:
 
     root = _root(a.path)
     settings = _settings(root)
+    live = _live_status(root, settings)
+    if live is not None:  # a ragls process owns the folder: its view is the current one
+        print(json.dumps(live, indent=2))
+        return 0
     model_id, dim = _model_identity(settings)
     path = manifest_path(root, settings, model_id, dim)
     if not path.exists():
@@ -187,12 +203,65 @@ def cmd_status(a: argparse.Namespace) -> int:
     return 0
 
 
+def _live_status(root: Path, settings: Settings) -> dict[str, object] | None:
+    """The owner's status when a ragls process owns the folder, without becoming its owner."""
+    from ragls.owner import OwnerClient, OwnerLock, rendezvous
+    from ragls.protocol import StatusEnvelope
+
+    where = rendezvous(root, settings)
+    probe = OwnerLock(where.lock)
+    if probe.try_acquire():  # nobody owns it
+        probe.release()
+        return None
+    try:
+        client = OwnerClient(where.socket)
+    except OSError:
+        return None
+    try:
+        env = StatusEnvelope.model_validate(client.call("rag/indexStatus", {}, timeout=30))
+    finally:
+        client.close()
+    out: dict[str, object] = {"workspace": str(root), "indexed": True, "live": True}
+    out.update(env.status.model_dump(by_alias=True))
+    return out
+
+
+@contextlib.contextmanager
+def _exclusive(root: Path, settings: Settings) -> Iterator[None]:
+    """Hold the folder's owner lock for a command that works on the index files directly, so
+    no ragls process indexes the folder meanwhile; refuse while one does."""
+    from ragls.owner import OwnerLock, rendezvous
+
+    try:
+        lock = OwnerLock(rendezvous(root, settings).lock)
+    except OSError:  # no sharing on this system: nothing to coordinate with
+        yield
+        return
+    if not lock.try_acquire():
+        raise SystemExit(f"ragls: a ragls process is using the index of {root}; close it (editor, agent) first")
+    try:
+        yield
+    finally:
+        lock.release()
+
+
+def cmd_mcp(a: argparse.Namespace) -> int:
+    from ragls.mcp_server import serve
+
+    return serve(a.path)
+
+
 def cmd_clear(a: argparse.Namespace) -> int:
+    root = _root(a.path)
+    settings = _settings(root)
+    with _exclusive(root, settings):
+        return _clear(root, settings)
+
+
+def _clear(root: Path, settings: Settings) -> int:
     from ragls.config import cache_root
     from ragls.store import StoreError, workspace_id
 
-    root = _root(a.path)
-    settings = _settings(root)
     if settings.qdrant.url:
         from ragls.store.remote import RemoteStore
 
@@ -218,8 +287,10 @@ def cmd_check(a: argparse.Namespace) -> int:
     from ragls.store import StoreError
 
     root = _root(a.path)
+    settings = _settings(root)
     try:
-        rep = check_index(root, _settings(root))
+        with _exclusive(root, settings):
+            rep = check_index(root, settings)
     except StoreError as exc:
         raise SystemExit(f"ragls: {exc}") from exc
     print(json.dumps(rep.as_dict(), indent=2))
@@ -258,6 +329,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--status", action="store_true", help="print the index status first")
     p.add_argument("-q", "--quiet", action="store_true")
     p.set_defaults(func=cmd_search)
+    p = sub.add_parser("mcp", help="serve the folder's index to AI agents as MCP tools over stdio")
+    p.add_argument("path", nargs="?", default=None, help="folder (default: the current directory)")
+    p.set_defaults(func=cmd_mcp)
     p = sub.add_parser("status", help="print what is indexed for a folder, without indexing")
     p.add_argument("path")
     p.set_defaults(func=cmd_status)

@@ -121,8 +121,10 @@ class Indexer:
         on_change: Callable[[], None] | None = None,
         embedder: Embedder | None = None,
         after: threading.Event | None = None,
+        store_wait: float = 0.0,
     ) -> None:
         self.root = root.resolve()
+        self._store_wait = store_wait  # the folder's owner waits for the primary index slot
         self.settings = settings
         self.rules = IgnoreRules(self.root, settings)
         self._on_change = on_change or (lambda: None)
@@ -352,7 +354,10 @@ class Indexer:
             except _IndexReplaced:
                 self._reopen_replaced_index(jobs)
             except Exception as exc:  # every failure becomes a fault with a retry time
-                self._set_fault(exc, jobs)
+                if self._index_dir is not None and _inode(self._index_dir) != self._index_ino:
+                    self._reopen_replaced_index(jobs)  # the write failed because the folder went away
+                else:
+                    self._set_fault(exc, jobs)
             self._on_change()
 
     def _quarantine(self, why: str) -> None:
@@ -388,6 +393,7 @@ class Indexer:
             self.pending.clear()
             self._dense_fail_at.clear()
         self._index_dir = None
+        self.phase = Phase.STARTING  # "indexing" until the rescan below has rebuilt the records
         if jobs.paths:
             self._jobs.put(("paths", jobs.paths))
         try:
@@ -459,7 +465,9 @@ class Indexer:
         if self._embedder is None:
             self._embedder = make_embedder(self.settings.embedder)
         emb = self._embedder
-        self.store, manifest_path, self.notice = open_index(self.root, self.settings, emb.model_id, emb.dimension)
+        self.store, manifest_path, self.notice = open_index(
+            self.root, self.settings, emb.model_id, emb.dimension, self._store_wait
+        )
         self._index_dir = manifest_path.parent if self.store.kind == "edge" else None
         self._index_ino = _inode(self._index_dir) if self._index_dir else None
         if self.notice:

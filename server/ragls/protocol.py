@@ -2,10 +2,19 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator
 from pydantic.alias_generators import to_camel
+
+
+def _not_blank(v: str) -> str:
+    if not v.strip():
+        raise ValueError("must not be blank")
+    return v
+
+
+NonBlank = Annotated[str, AfterValidator(_not_blank)]
 
 
 class _Wire(BaseModel):
@@ -13,20 +22,13 @@ class _Wire(BaseModel):
 
 
 class RetrieveParams(_Wire):
-    query: str = Field(min_length=1, max_length=4000)
+    query: NonBlank = Field(min_length=1, max_length=4000)
     top_k: int = Field(default=5, ge=1, le=100)
     max_chars: int = Field(default=4000, ge=0, le=200_000)
     paths: list[str] | None = Field(default=None, max_length=50)
     languages: list[str] | None = Field(default=None, max_length=50)
 
     model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="ignore")
-
-    @field_validator("query")
-    @classmethod
-    def _not_blank(cls, v: str) -> str:
-        if not v.strip():
-            raise ValueError("must not be blank")
-        return v
 
     @field_validator("paths", "languages")
     @classmethod
@@ -121,3 +123,40 @@ class IndexStatus(_Wire):
     warnings: list[str] = Field(default_factory=list)
     # Whether file changes are being seen right now (false while the watcher is down or off).
     watching: bool = False
+
+
+# -- shared index: what a client process asks the folder's owner (docs/protocol.md, "Owner socket") --
+
+
+class SymbolParams(_Wire):
+    """`rag/findSymbol`: definitions whose stored symbol equals `name` or ends with `.name`."""
+
+    name: NonBlank = Field(min_length=1, max_length=500)
+    kind: str | None = Field(default=None, max_length=100)
+    top_k: int = Field(default=10, ge=1, le=100)
+    max_chars: int = Field(default=4000, ge=0, le=200_000)
+    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="ignore")
+
+
+class DocumentParams(_Wire):
+    """`rag/openDocument` (with `text`) and `rag/closeDocument`: an editor buffer of a client
+    process, by workspace-relative path."""
+
+    path: str = Field(min_length=1, max_length=4000)
+    text: str | None = None
+
+
+class OwnerHello(_Wire):
+    """`rag/hello`: who serves the folder, so a client can check it reached the right owner."""
+
+    workspace: str
+    version: str
+    pid: int
+
+
+class StatusEnvelope(_Wire):
+    """`rag/indexStatus` over the owner socket: the status plus the count of index runs started,
+    so a client's progress reporter also sees runs shorter than its polling interval."""
+
+    status: IndexStatus
+    runs: int = 0

@@ -7,7 +7,6 @@ import contextlib
 import logging
 import os
 import sys
-import threading
 import uuid
 from pathlib import Path
 from typing import Any
@@ -21,24 +20,10 @@ from pygls.protocol import LanguageServerProtocol
 
 from ragls import __version__
 from ragls.config import Settings, SettingsError, resolve_settings
-from ragls.embedding import EmbeddingError
-from ragls.indexer import Indexer, Snapshot
-from ragls.protocol import (
-    CacheInfo,
-    ChunkOut,
-    EmbedderInfo,
-    ErrorOut,
-    IndexStatus,
-    Position,
-    Progress,
-    Range,
-    ReindexParams,
-    RetrieveParams,
-    RetrieveResultOut,
-    StoreInfo,
-)
-from ragls.retrieval import QueryError, compile_globs, retrieve
-from ragls.watcher import Watcher
+from ragls.protocol import IndexStatus, ReindexParams, RetrieveParams, RetrieveResultOut
+from ragls.retrieval import QueryError, compile_globs
+from ragls.service import starting_status
+from ragls.shared_index import SharedIndex
 
 log = logging.getLogger("ragls")
 
@@ -113,15 +98,14 @@ class RaglsServer(LanguageServer):
         self.init_options: dict[str, Any] = {}
         self.client_settings: dict[str, Any] = {}
         self.settings = Settings()
-        self.indexer: Indexer | None = None
-        self.watcher: Watcher | None = None
+        self.index: SharedIndex | None = None  # this folder's index: owned here or by another ragls
         self._status_task: asyncio.Task[None] | None = None
         self._wake: asyncio.Event | None = None
         self._doc_timers: dict[str, asyncio.TimerHandle] = {}
         self.settings_error: str | None = None
         self.settings_warnings: list[str] = []  # e.g. sensitive keys the workspace file may not set
         self.started = asyncio.Event()  # set once indexing starts (or cannot)
-        self.index_ready = asyncio.Event()  # set once the current indexer's store is open
+        self.index_ready = asyncio.Event()  # set once this process's index store is open
         self.status_failures = 0  # status ticks that raised (logged, then reporting goes on)
 
     def report_server_error(self, error: Exception, source: Any) -> None:
@@ -134,46 +118,34 @@ class RaglsServer(LanguageServer):
             )  # type: ignore[arg-type]
 
     # -- lifecycle ---------------------------------------------------------------------------
-    def start_indexing(self, after: threading.Event | None = None) -> None:
-        """Start an indexer (after `after`, the previous one's `closed`, so it reopens the same
-        index slot) and its supervised watcher."""
+    async def start_indexing(self) -> None:
         assert self.root is not None
         loop = asyncio.get_running_loop()
         self._wake = asyncio.Event()
         wake = self._wake
+
         self.index_ready = asyncio.Event()
         ready = self.index_ready
 
         def changed() -> None:
             loop.call_soon_threadsafe(wake.set)
-            if idx.ready.is_set():
+            service = index.service
+            if service is not None and service.indexer.ready.is_set():
                 loop.call_soon_threadsafe(ready.set)
 
-        idx = self.indexer = Indexer(self.root, self.settings, on_change=changed, after=after)
-        self.indexer.start()
-        if self.settings.indexing.watch:
-            self.watcher = Watcher(
-                self.root,
-                self.indexer.rules,
-                self.indexer.notify_changes,
-                self.settings.indexing.debounce_ms,
-                on_restart=self.indexer.request_scan,
-            )
-            self.watcher.start()
+        index = SharedIndex(self.root, self.settings, on_change=changed)
+        index.settings_error = self.settings_error
+        index.settings_warnings = self.settings_warnings
+        await asyncio.to_thread(index.open)  # owner at once, or a client of the folder's owner
+        self.index = index
         if self._status_task is None:
             self._status_task = loop.create_task(self._report_status())
         self.started.set()
 
-    def stop_indexing(self, timeout: float = 1.5) -> threading.Event | None:
-        """Stop watcher and indexer; returns the event set once the indexer closed its store."""
-        if self.watcher is not None:
-            self.watcher.stop(wait=timeout >= 1)
-            self.watcher = None
-        idx, self.indexer = self.indexer, None
-        if idx is None:
-            return None
-        idx.stop(timeout)
-        return idx.closed
+    def stop_indexing(self, timeout: float = 1.5) -> None:
+        if self.index is not None:
+            self.index.close(timeout)
+            self.index = None
 
     async def pull_configuration(self) -> dict[str, Any]:
         caps = self.client_capabilities.workspace
@@ -202,6 +174,8 @@ class RaglsServer(LanguageServer):
             )
             self.settings = resolved.settings
             self.settings_warnings = resolved.warnings
+            if self.index is not None:
+                self.index.settings_warnings = resolved.warnings
             self.settings_error = None
             logging.getLogger("ragls").setLevel(self.settings.log_level.upper())
             return True
@@ -212,82 +186,21 @@ class RaglsServer(LanguageServer):
             return False
 
     # -- status and progress -----------------------------------------------------------------
-    def status(self) -> IndexStatus:
-        idx = self.indexer
-        snap: Snapshot | None = idx.snapshot() if idx else None
-        emb = idx.embedder if idx else None
-        store = idx.store if idx else None
-        if snap is None:
-            state, phase = ("error", "error") if self.settings_error else ("indexing", "starting")
-            return IndexStatus(
-                state=state,
-                phase=phase,
-                files_total=0,
-                files_indexed=0,
-                files_failed=0,  # type: ignore[arg-type]
-                files_skipped=0,
-                skipped_by_reason={},
-                chunks=0,
-                lexical=Progress(done=0, total=0),
-                dense=Progress(done=0, total=0),
-                last_indexed_at=None,
-                embedder=EmbedderInfo(
-                    provider=self.settings.embedder.provider, model=self.settings.embedder.model, dimension=0
-                ),
-                store=StoreInfo(kind="remote" if self.settings.qdrant.url else "edge", location=""),
-                cache=CacheInfo(hits=0, misses=0, hit_rate=0.0),
-                errors=[],
-                workspace=str(self.root or ""),
-                version=__version__,
-                message=self.settings_error,
-                warnings=list(self.settings_warnings),
-                watching=False,
-            )
-        total_lookups = snap.cache_hits + snap.cache_misses
-        return IndexStatus(
-            state=snap.state,  # type: ignore[arg-type]
-            phase=snap.phase,
-            files_total=snap.files_total,
-            files_indexed=snap.files_indexed,
-            files_failed=snap.files_failed,
-            files_skipped=snap.files_skipped,
-            skipped_by_reason=snap.skipped_by_reason,
-            chunks=snap.chunks,
-            lexical=Progress(
-                done=snap.lexical_done,
-                total=snap.files_total - snap.files_failed
-                if snap.files_total >= snap.files_failed
-                else snap.files_total,
-            ),
-            dense=Progress(
-                done=snap.dense_done,
-                total=snap.files_total - snap.files_failed
-                if snap.files_total >= snap.files_failed
-                else snap.files_total,
-            ),
-            last_indexed_at=snap.last_indexed_at,
-            embedder=EmbedderInfo(
-                provider=emb.provider if emb else self.settings.embedder.provider,
-                model=emb.model_id if emb else self.settings.embedder.model,
-                dimension=emb.dimension if emb else 0,
-            ),
-            store=StoreInfo(
-                kind=store.kind if store else ("remote" if self.settings.qdrant.url else "edge"),
-                location=store.location if store else "",
-            ),
-            cache=CacheInfo(
-                hits=snap.cache_hits,
-                misses=snap.cache_misses,
-                hit_rate=round(snap.cache_hits / total_lookups, 4) if total_lookups else 0.0,
-            ),
-            embedded=snap.embeds,
-            errors=[ErrorOut(path=e.path, message=e.message, time=e.time) for e in snap.errors],
-            workspace=str(self.root or ""),
-            version=__version__,
-            message=snap.message or self.settings_error or (self.watcher.problem if self.watcher else None),
-            warnings=list(self.settings_warnings),
-            watching=self.watcher.watching if self.watcher else False,
-        )
+    async def status(self) -> tuple[IndexStatus, int]:
+        """The index status (this process's, or the owner's) and the count of index runs."""
+        if self.index is None:
+            st = starting_status(self.root, self.settings, self.settings_error)
+            st.warnings = list(self.settings_warnings)
+            return st, 0
+        try:
+            st, runs = await asyncio.to_thread(self.index.status)
+        except Exception as exc:  # the owner vanished and no successor answered yet, or hangs
+            return starting_status(self.root, self.settings, f"index unavailable: {exc}"), 0
+        if st.message is None and self.settings_error:
+            st.message = self.settings_error
+        if not st.warnings:
+            st.warnings = list(self.settings_warnings)
+        return st, runs
 
     async def _report_status(self) -> None:
         """Turn indexer state into $/progress and rag/statusChanged, throttled."""
@@ -309,7 +222,7 @@ class RaglsServer(LanguageServer):
             else:
                 await asyncio.sleep(_PROGRESS_INTERVAL)
             try:
-                st = self.status()
+                st, runs = await self.status()
                 key = (st.state, st.phase)
                 counts = (st.files_total, st.lexical.done, st.dense.done, st.files_failed, st.chunks)
                 now = loop.time()
@@ -328,7 +241,7 @@ class RaglsServer(LanguageServer):
                     msg = f"{st.lexical.done + st.files_failed}/{st.files_total} files (lexical)"
                 # A run that finished between two polls (everything cached) still gets its
                 # begin/end pair, so clients always see indexing start and end.
-                runs = self.indexer.runs if self.indexer else seen_runs
+                runs = runs if self.index else seen_runs
                 missed = runs != seen_runs
                 seen_runs = runs
                 if (st.state == "indexing" or missed) and token is None:
@@ -383,7 +296,7 @@ class RaglsServer(LanguageServer):
 
     def schedule_document(self, uri: str) -> None:
         rel = self.rel_of(uri)
-        if rel is None or self.indexer is None:
+        if rel is None or self.index is None:
             return
         loop = asyncio.get_running_loop()
         if (t := self._doc_timers.pop(uri, None)) is not None:
@@ -391,14 +304,14 @@ class RaglsServer(LanguageServer):
 
         def push() -> None:
             self._doc_timers.pop(uri, None)
-            idx = self.indexer
-            if idx is None:
+            index = self.index
+            if index is None:
                 return
             try:
                 text = self.workspace.get_text_document(uri).source
             except Exception:  # closed in the meantime
                 return
-            idx.open_document(rel, text)
+            index.open_document(rel, text)
 
         self._doc_timers[uri] = loop.call_later(self.settings.indexing.open_buffer_debounce_ms / 1000, push)
 
@@ -435,7 +348,7 @@ async def on_initialized(ls: RaglsServer, _params: types.InitializedParams) -> N
             ls.init_options = {}
             ls.reload_settings()
     if ls.settings.indexing.auto_index:
-        ls.start_indexing()
+        await ls.start_indexing()
     else:
         ls.started.set()
 
@@ -452,12 +365,9 @@ async def on_config(ls: RaglsServer, params: types.DidChangeConfigurationParams)
         return
     # Retrieval settings apply to the next request; anything else means a fresh index run.
     if old.model_dump(exclude={"retrieval", "log_level"}) != ls.settings.model_dump(exclude={"retrieval", "log_level"}):
-        if ls.indexer is not None and ls.root is not None:
+        if ls.index is not None and ls.root is not None:
             log.info("settings changed: restarting the indexer")
-            # The old worker finishes its batch and closes the store; the new one waits for
-            # that (off this thread) and reopens the same slot, never an alt-N one.
-            closed = await asyncio.to_thread(ls.stop_indexing, 10.0)
-            ls.start_indexing(after=closed)
+            await asyncio.to_thread(ls.index.restart, ls.settings)
 
 
 @server.feature(types.TEXT_DOCUMENT_DID_OPEN)
@@ -476,8 +386,8 @@ def on_close(ls: RaglsServer, params: types.DidCloseTextDocumentParams) -> None:
     if (t := ls._doc_timers.pop(uri, None)) is not None:
         t.cancel()
     rel = ls.rel_of(uri)
-    if rel is not None and ls.indexer is not None:
-        ls.indexer.close_document(rel)
+    if rel is not None and ls.index is not None:
+        ls.index.close_document(rel)
 
 
 @server.feature(types.SHUTDOWN)
@@ -496,25 +406,23 @@ def on_exit(ls: RaglsServer, _params: None) -> None:
 
 
 @server.feature("rag/indexStatus")
-def rag_index_status(ls: RaglsServer, _params: Any) -> dict[str, Any]:
-    return ls.status().model_dump(by_alias=True)
+async def rag_index_status(ls: RaglsServer, _params: Any) -> dict[str, Any]:
+    st, _runs = await ls.status()
+    return st.model_dump(by_alias=True)
 
 
 @server.feature("rag/reindex")
-def rag_reindex(ls: RaglsServer, params: Any) -> dict[str, Any]:
+async def rag_reindex(ls: RaglsServer, params: Any) -> dict[str, Any]:
     try:
         p = ReindexParams.model_validate(to_plain(params) or {})
     except ValidationError as exc:
         raise invalid_params(exc) from exc
-    if ls.indexer is None:
+    if ls.index is None:
         if ls.root is None:
             raise JsonRpcInvalidParams("no workspace folder to index")
-        ls.start_indexing()
+        await ls.start_indexing()
         return {"started": True}
-    busy = ls.indexer.busy()
-    ls.indexer.retry_now()
-    ls.indexer.request_scan(full=p.full)
-    return {"started": not busy}
+    return {"started": await asyncio.to_thread(ls.index.reindex, p.full)}
 
 
 @server.feature("rag/retrieve")
@@ -524,92 +432,34 @@ async def rag_retrieve(ls: RaglsServer, params: Any) -> dict[str, Any]:
         raise JsonRpcInvalidParams("params must be an object with a 'query' string")
     try:
         p = RetrieveParams.model_validate(raw)
-        spec = compile_globs(p.paths) if p.paths else None
+        if p.paths:
+            compile_globs(p.paths)
     except ValidationError as exc:
         raise invalid_params(exc) from exc
     except QueryError as exc:
         raise JsonRpcInvalidParams(str(exc)) from exc
     empty = RetrieveResultOut(context="", chunks=[], took_ms=0.0)
-    if ls.indexer is None and ls.root is not None and not ls.settings_error:
+    if ls.index is None and ls.root is not None and not ls.settings_error:
         # `initialized` is still reading the client's settings: wait rather than answer empty.
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(ls.started.wait(), 10)
-    idx = ls.indexer
-    if idx is None:
+    index = ls.index
+    if index is None:
         empty.error = ls.settings_error or "indexing has not started"
         return empty.model_dump(by_alias=True)
-    if not idx.ready.is_set():
-        # Waits on the event loop, not on a thread: early requests cannot starve the pool.
+    service = index.service
+    if service is not None and not service.indexer.ready.is_set():
+        # Wait on the event loop, not in a pool thread: early requests cannot starve the pool.
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(ls.index_ready.wait(), 30)
-    if idx.store is None or idx.fatal:
-        empty.error = idx.fatal or "index is not available"
-        return empty.model_dump(by_alias=True)
-    allowed = None
-    if spec is not None:
-        allowed = [path for path in idx.indexed_paths() if spec.match_file(path)]
-    degraded: str | None = None
-    rsettings = ls.settings.retrieval
-    if idx.breaker.is_open:
-        # The provider is known to be down: do not make the user wait for its timeouts.
-        rsettings = rsettings.model_copy(update={"mode": "lexical"})
-        degraded = f"dense search paused, the embedding provider is down ({idx.breaker.last_error}); lexical only"
     try:
-        res = await asyncio.to_thread(
-            retrieve,
-            idx.store,
-            idx.embedder,
-            rsettings,
-            p.query,
-            p.top_k,
-            p.max_chars,
-            allowed,
-            p.languages,
-        )
-    except EmbeddingError as exc:
-        # The embedding provider is down: lexical search still answers, and says so.
-        log.warning("query embedding failed, answering from lexical search only: %s", exc)
-        try:
-            res = await asyncio.to_thread(
-                retrieve,
-                idx.store,
-                idx.embedder,
-                ls.settings.retrieval.model_copy(update={"mode": "lexical"}),
-                p.query,
-                p.top_k,
-                p.max_chars,
-                allowed,
-                p.languages,
-            )
-            degraded = f"dense search unavailable ({exc}); results are lexical only"
-        except Exception as exc2:
-            empty.error = f"retrieval failed: {exc2}"
-            return empty.model_dump(by_alias=True)
-    except Exception as exc:  # the store can fail (remote down); chat must keep working
+        out = await asyncio.to_thread(index.retrieve, p)
+    except QueryError as exc:
+        raise JsonRpcInvalidParams(str(exc)) from exc
+    except Exception as exc:  # the owner can vanish mid-request; chat must keep working
         log.error("retrieve failed: %s", exc)
         empty.error = f"retrieval failed: {exc}"
         return empty.model_dump(by_alias=True)
-    root = ls.root or Path("/")
-    out = RetrieveResultOut(
-        error=degraded,
-        context=res.context,
-        took_ms=round(res.took_ms, 2),
-        chunks=[
-            ChunkOut(
-                uri=(root / h.path).as_uri(),
-                path=h.path,
-                range=Range(
-                    start=Position(line=h.start_line - 1, character=0), end=Position(line=h.end_line, character=0)
-                ),
-                symbol=h.symbol,
-                kind=h.kind,
-                language=h.language,
-                score=round(h.score, 6),
-                content=h.content,
-            )
-            for h in res.hits
-        ],
-    )
     return out.model_dump(by_alias=True)
 
 

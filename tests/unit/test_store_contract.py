@@ -227,6 +227,15 @@ def test_symbol_prefetch_lifts_the_named_definition(store: Store) -> None:
     assert [h.payload["path"] for h in filtered] == ["README.md"]
 
 
+def test_by_symbol_finds_definitions_by_qualified_name_or_suffix(store: Store) -> None:
+    assert {h.payload["symbol"] for h in store.by_symbol(["total"], 10)} == {"Invoice.total"}
+    assert {h.payload["symbol"] for h in store.by_symbol(["invoice.total"], 10)} == {"Invoice.total"}
+    found = store.by_symbol(["parseconfig", "loadconfig"], 10)
+    assert sorted(h.payload["path"] for h in found) == ["src/loader.ts", "src/parser.ts"]
+    assert store.by_symbol(["voice.total", "nothing"], 10) == []  # whole dotted parts only
+    assert len(store.by_symbol(["parseconfig", "loadconfig"], 1)) == 1
+
+
 def test_delete(store: Store) -> None:
     store.delete([pid("invoice"), pid("readme"), pid("never-stored")])
     assert store.count() == len(DOCS) - 2

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+import time
 from pathlib import Path
 
 from ragls.config import Settings, cache_root
@@ -65,13 +66,20 @@ _MAX_SLOTS = 8
 
 
 def open_index(
-    root: Path, settings: Settings, model_id: str, dimension: int, fallback: bool = True
+    root: Path,
+    settings: Settings,
+    model_id: str,
+    dimension: int,
+    primary_wait: float = 0.0,
+    fallback: bool = True,
 ) -> tuple[Store, Path, str | None]:
     """The store, the path of its manifest, and a notice when a fallback store was used.
 
     Qdrant Edge allows one process per shard. A second editor window on the same folder
     gets a separate slot (alt-N) instead of an error; the shared embedding cache means it
-    re-embeds nothing the first one already did."""
+    re-embeds nothing the first one already did. The folder's owner (owner.py) waits up to
+    `primary_wait` seconds for the primary slot: a killed predecessor's lock is released by
+    the OS a moment after its owner lock."""
     base = index_dir(root, settings, model_id, dimension)
     if settings.qdrant.url:
         from ragls.store.remote import RemoteStore
@@ -83,16 +91,24 @@ def open_index(
         )
     from ragls.store.edge import EdgeStore
 
+    deadline = time.monotonic() + primary_wait
     for slot in range(_MAX_SLOTS):
         d = base if slot == 0 else base / f"alt-{slot}"
-        try:
-            store = EdgeStore(d / "shard", dimension)
-        except StoreLocked:
-            if not fallback:
-                raise StoreLocked(
-                    f"the index at {base} is in use by a running ragls process (an editor?); "
-                    "run this again when it has exited"
-                ) from None
+        while True:
+            try:
+                store = EdgeStore(d / "shard", dimension)
+                break
+            except StoreLocked:
+                if not fallback:
+                    raise StoreLocked(
+                        f"the index at {base} is in use by a running ragls process (an editor?); "
+                        "run this again when it has exited"
+                    ) from None
+                if slot or time.monotonic() >= deadline:
+                    store = None
+                    break
+                time.sleep(0.05)
+        if store is None:
             continue
         notice = (
             None

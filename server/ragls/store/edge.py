@@ -188,6 +188,11 @@ class EdgeStore:
             out.extend(StoredHit(str(r.id), 0.0, dict(r.payload or {})) for r in recs)
         return out
 
+    def by_symbol(self, names: list[str], limit: int) -> list[StoredHit]:
+        flt = qe.Filter(must=[qe.FieldCondition("symbol_names", match=qe.MatchAny(names))])  # type: ignore[list-item]
+        recs, _ = self._shard.scroll(qe.ScrollRequest(limit=limit, filter=flt, with_payload=True, with_vector=False))
+        return [StoredHit(str(r.id), 0.0, dict(r.payload or {})) for r in recs]
+
     def all_ids(self) -> dict[str, tuple[str, bool]]:
         out: dict[str, tuple[str, bool]] = {}
         offset = None

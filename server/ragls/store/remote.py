@@ -349,6 +349,15 @@ class RemoteStore:
             out.extend(StoredHit(str(r.id), 0.0, dict(r.payload or {})) for r in recs)
         return out
 
+    def by_symbol(self, names: list[str], limit: int) -> list[StoredHit]:
+        flt = qm.Filter(must=[qm.FieldCondition(key="symbol_names", match=qm.MatchAny(any=names))])
+        recs, _ = self._call(
+            lambda: self._client.scroll(
+                self.collection, scroll_filter=flt, limit=limit, with_payload=True, with_vectors=False
+            )
+        )
+        return [StoredHit(str(r.id), 0.0, dict(r.payload or {})) for r in recs]
+
     def all_ids(self) -> dict[str, tuple[str, bool]]:
         out: dict[str, tuple[str, bool]] = {}
         offset: Any = None
