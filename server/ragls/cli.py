@@ -12,6 +12,8 @@ from pathlib import Path
 
 from ragls import __version__
 from ragls.config import ResolvedSettings, Settings, SettingsError, resolve_settings
+from ragls.protocol import IndexStatus, RetrieveResultOut
+from ragls.status import build_status, progress_message
 
 
 def _resolve(root: Path) -> ResolvedSettings:
@@ -48,15 +50,12 @@ def _index(root: Path, settings: Settings, quiet: bool = False):  # type: ignore
     while idx.busy():
         time.sleep(0.2)
         s = idx.snapshot()
-        key = (s.phase, s.lexical_done, s.dense_done, s.files_total, s.chunks)
+        key = (s.phase, s.lexical.done, s.dense.done, s.files_total, s.chunks)
         now = time.monotonic()
         # A terminal gets a live line; a log gets a line only when counts move, at most every 2 s.
         if quiet or key == last_key or (not tty and now - last_print < 2):
             continue
-        line = (
-            f"{s.phase:<11} lexical {s.lexical_done}/{s.files_total}  dense {s.dense_done}/{s.files_total}"
-            f"  chunks {s.chunks}  {now - t0:5.1f}s"
-        )
+        line = f"{s.phase:<11} {progress_message(s)}  chunks {s.chunks}  {now - t0:5.1f}s"
         print(("\r" if tty else "") + line, end="" if tty else "\n", file=sys.stderr, flush=True)
         last_key, last_print = key, now
     if not quiet and tty:
@@ -64,26 +63,13 @@ def _index(root: Path, settings: Settings, quiet: bool = False):  # type: ignore
     return idx
 
 
-def _status_dict(idx, warnings: list[str]) -> dict[str, object]:  # type: ignore[no-untyped-def]
-    s = idx.snapshot()
-    return {
-        "state": s.state,
-        "workspace": str(idx.root),
-        "filesTotal": s.files_total,
-        "filesIndexed": s.files_indexed,
-        "filesFailed": s.files_failed,
-        "filesSkipped": s.files_skipped,
-        "skippedByReason": s.skipped_by_reason,
-        "chunks": s.chunks,
-        "lastIndexedAt": s.last_indexed_at,
-        "embedder": {"model": idx.embedder.model_id, "dimension": idx.embedder.dimension} if idx.embedder else None,
-        "store": {"kind": idx.store.kind, "location": idx.store.location} if idx.store else None,
-        "cache": {"hits": s.cache_hits, "misses": s.cache_misses},
-        "embedded": s.embeds,
-        "message": s.message,
-        "errors": [e.__dict__ for e in s.errors][-10:],
-        "warnings": warnings,
-    }
+def _status(idx, resolved: ResolvedSettings) -> IndexStatus:  # type: ignore[no-untyped-def]
+    """The rag/indexStatus payload, as the LSP server would answer it (no watcher here)."""
+    return build_status(idx.root, resolved.settings, idx, warnings=resolved.warnings)
+
+
+def _print_json(payload: IndexStatus | RetrieveResultOut) -> None:
+    print(json.dumps(payload.model_dump(by_alias=True), indent=2))
 
 
 def cmd_index(a: argparse.Namespace) -> int:
@@ -91,50 +77,48 @@ def cmd_index(a: argparse.Namespace) -> int:
     t0 = time.monotonic()
     resolved = _resolve(root)
     idx = _index(root, resolved.settings, a.quiet)
-    st = _status_dict(idx, resolved.warnings)
+    st = _status(idx, resolved)
     idx.stop()
-    st["seconds"] = round(time.monotonic() - t0, 2)
-    print(json.dumps(st, indent=2))
-    if st["state"] != "ready":
-        print(f"ragls: index is not ready: {st.get('message') or st['state']}", file=sys.stderr)
+    _print_json(st)
+    print(f"ragls: indexed in {time.monotonic() - t0:.2f}s", file=sys.stderr)
+    if st.state != "ready":
+        print(f"ragls: index is not ready: {st.message or st.state}", file=sys.stderr)
         return 1
-    if st["filesFailed"]:
-        print(f"ragls: {st['filesFailed']} files failed (see errors)", file=sys.stderr)
+    if st.files_failed:
+        print(f"ragls: {st.files_failed} files failed (see errors)", file=sys.stderr)
         return 1
     return 0
 
 
 def cmd_search(a: argparse.Namespace) -> int:
-    from ragls.retrieval import QueryError, compile_globs, retrieve
+    from ragls.answer import answer
+    from ragls.retrieval import QueryError, compile_globs
 
     root = _root(a.path)
     resolved = _resolve(root)
-    settings = resolved.settings
-    idx = _index(root, settings, a.quiet)
+    idx = _index(root, resolved.settings, a.quiet)
     try:
         if a.status:
-            print(json.dumps(_status_dict(idx, resolved.warnings), indent=2))
+            _print_json(_status(idx, resolved))
         allowed = None
         if a.paths:
             spec = compile_globs(a.paths)
             allowed = [p for p in idx.indexed_paths() if spec.match_file(p)]
-        assert idx.store is not None
-        res = retrieve(
-            idx.store, idx.embedder, settings.retrieval, a.query, a.top_k, a.max_chars, allowed, a.languages or None
+        res = answer(
+            idx, resolved.settings.retrieval, root, a.query, a.top_k, a.max_chars, allowed, a.languages or None
         )
     except QueryError as exc:
         raise SystemExit(f"ragls: {exc}") from exc
     finally:
         idx.stop()
     if a.json:
-        print(
-            json.dumps(
-                {"context": res.context, "tookMs": round(res.took_ms, 2), "chunks": [h.__dict__ for h in res.hits]},
-                indent=2,
-            )
-        )
-    else:
-        print(res.context or "(nothing relevant found)")
+        _print_json(res)
+        return 0 if res.error is None else 1
+    for w in res.warnings:
+        print(f"ragls: warning: {w}", file=sys.stderr)
+    if res.error:
+        raise SystemExit(f"ragls: {res.error}")
+    print(res.context or "(nothing relevant found)")
     return 0
 
 
@@ -227,10 +211,12 @@ def cmd_check(a: argparse.Namespace) -> int:
 
 
 def cmd_schema(a: argparse.Namespace) -> int:
-    from ragls.config import sensitive_keys, settings_schema
+    from ragls.config import flat_schema, sensitive_keys, settings_schema
 
     if a.sensitive:
         print("\n".join(sensitive_keys()))
+    elif a.flat:
+        print(json.dumps(flat_schema(), indent=2))
     else:
         print(json.dumps(settings_schema(), indent=2))
     return 0
@@ -254,8 +240,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--max-chars", type=int, default=4000)
     p.add_argument("--paths", nargs="*", default=None, help="workspace-relative globs")
     p.add_argument("--languages", nargs="*", default=None)
-    p.add_argument("--json", action="store_true", help="print chunks as JSON")
-    p.add_argument("--status", action="store_true", help="print the index status first")
+    p.add_argument("--json", action="store_true", help="print the rag/retrieve result as JSON")
+    p.add_argument("--status", action="store_true", help="print the index status (as rag/indexStatus) first")
     p.add_argument("-q", "--quiet", action="store_true")
     p.set_defaults(func=cmd_search)
     p = sub.add_parser("status", help="print what is indexed for a folder, without indexing")
@@ -269,6 +255,7 @@ def main(argv: list[str] | None = None) -> int:
     p.set_defaults(func=cmd_clear)
     p = sub.add_parser("schema", help="print the JSON Schema of the settings (the single source of every client)")
     p.add_argument("--sensitive", action="store_true", help="list only the trust-sensitive keys, one per line")
+    p.add_argument("--flat", action="store_true", help="one entry per dotted key (retrieval.topK), as clients use it")
     p.set_defaults(func=cmd_schema)
     from ragls.evaluation.cli import add_eval_parser
 

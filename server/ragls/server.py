@@ -9,6 +9,7 @@ import os
 import sys
 import threading
 import uuid
+from collections.abc import Generator
 from pathlib import Path
 from typing import Any
 from urllib.parse import unquote, urlparse
@@ -18,26 +19,15 @@ from pydantic import ValidationError
 from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams, JsonRpcParseError
 from pygls.lsp.server import LanguageServer
 from pygls.protocol import LanguageServerProtocol
+from pygls.protocol.language_server import lsp_method
 
 from ragls import __version__
+from ragls.answer import answer, failed
 from ragls.config import Settings, SettingsError, resolve_settings
-from ragls.embedding import EmbeddingError
-from ragls.indexer import Indexer, Snapshot
-from ragls.protocol import (
-    CacheInfo,
-    ChunkOut,
-    EmbedderInfo,
-    ErrorOut,
-    IndexStatus,
-    Position,
-    Progress,
-    Range,
-    ReindexParams,
-    RetrieveParams,
-    RetrieveResultOut,
-    StoreInfo,
-)
-from ragls.retrieval import QueryError, compile_globs, retrieve
+from ragls.indexer import Indexer
+from ragls.protocol import PROTOCOL_VERSION, IndexStatus, ReindexParams, RetrieveParams
+from ragls.retrieval import QueryError, compile_globs
+from ragls.status import build_status, progress_end_message, progress_message, progress_percentage
 from ragls.watcher import Watcher
 
 log = logging.getLogger("ragls")
@@ -79,6 +69,13 @@ class _Dropped:
 
 
 class RaglsProtocol(LanguageServerProtocol):
+    @lsp_method(types.INITIALIZE)
+    def lsp_initialize(self, params: types.InitializeParams) -> Generator[Any, Any, types.InitializeResult]:
+        result = yield from super().lsp_initialize(params)
+        # Clients read the rag/* protocol version here (and in every IndexStatus).
+        result.capabilities.experimental = {"ragls": {"protocolVersion": PROTOCOL_VERSION}}
+        return result
+
     def structure_message(self, data: dict[str, Any]) -> Any:
         if isinstance(data, dict) and "jsonrpc" in data and "method" in data:
             method = str(data.get("method"))
@@ -213,80 +210,13 @@ class RaglsServer(LanguageServer):
 
     # -- status and progress -----------------------------------------------------------------
     def status(self) -> IndexStatus:
-        idx = self.indexer
-        snap: Snapshot | None = idx.snapshot() if idx else None
-        emb = idx.embedder if idx else None
-        store = idx.store if idx else None
-        if snap is None:
-            state, phase = ("error", "error") if self.settings_error else ("indexing", "starting")
-            return IndexStatus(
-                state=state,
-                phase=phase,
-                files_total=0,
-                files_indexed=0,
-                files_failed=0,  # type: ignore[arg-type]
-                files_skipped=0,
-                skipped_by_reason={},
-                chunks=0,
-                lexical=Progress(done=0, total=0),
-                dense=Progress(done=0, total=0),
-                last_indexed_at=None,
-                embedder=EmbedderInfo(
-                    provider=self.settings.embedder.provider, model=self.settings.embedder.model, dimension=0
-                ),
-                store=StoreInfo(kind="remote" if self.settings.qdrant.url else "edge", location=""),
-                cache=CacheInfo(hits=0, misses=0, hit_rate=0.0),
-                errors=[],
-                workspace=str(self.root or ""),
-                version=__version__,
-                message=self.settings_error,
-                warnings=list(self.settings_warnings),
-                watching=False,
-            )
-        total_lookups = snap.cache_hits + snap.cache_misses
-        return IndexStatus(
-            state=snap.state,  # type: ignore[arg-type]
-            phase=snap.phase,
-            files_total=snap.files_total,
-            files_indexed=snap.files_indexed,
-            files_failed=snap.files_failed,
-            files_skipped=snap.files_skipped,
-            skipped_by_reason=snap.skipped_by_reason,
-            chunks=snap.chunks,
-            lexical=Progress(
-                done=snap.lexical_done,
-                total=snap.files_total - snap.files_failed
-                if snap.files_total >= snap.files_failed
-                else snap.files_total,
-            ),
-            dense=Progress(
-                done=snap.dense_done,
-                total=snap.files_total - snap.files_failed
-                if snap.files_total >= snap.files_failed
-                else snap.files_total,
-            ),
-            last_indexed_at=snap.last_indexed_at,
-            embedder=EmbedderInfo(
-                provider=emb.provider if emb else self.settings.embedder.provider,
-                model=emb.model_id if emb else self.settings.embedder.model,
-                dimension=emb.dimension if emb else 0,
-            ),
-            store=StoreInfo(
-                kind=store.kind if store else ("remote" if self.settings.qdrant.url else "edge"),
-                location=store.location if store else "",
-            ),
-            cache=CacheInfo(
-                hits=snap.cache_hits,
-                misses=snap.cache_misses,
-                hit_rate=round(snap.cache_hits / total_lookups, 4) if total_lookups else 0.0,
-            ),
-            embedded=snap.embeds,
-            errors=[ErrorOut(path=e.path, message=e.message, time=e.time) for e in snap.errors],
-            workspace=str(self.root or ""),
-            version=__version__,
-            message=snap.message or self.settings_error or (self.watcher.problem if self.watcher else None),
-            warnings=list(self.settings_warnings),
-            watching=self.watcher.watching if self.watcher else False,
+        return build_status(
+            self.root,
+            self.settings,
+            self.indexer,
+            settings_error=self.settings_error,
+            warnings=self.settings_warnings,
+            watcher=self.watcher,
         )
 
     async def _report_status(self) -> None:
@@ -318,14 +248,8 @@ class RaglsServer(LanguageServer):
                     last_key, last_counts, last_sent = key, counts, now
                 if not supports_progress:
                     continue
-                total = max(st.files_total, 1)
-                # Lexical and dense each count for half: "n/N" is the slower (dense) phase.
-                pct = int(100 * (st.lexical.done + st.dense.done + 2 * st.files_failed) / (2 * total))
-                msg = f"{st.dense.done + st.files_failed}/{st.files_total} files"
-                if not st.files_total:
-                    msg = "discovering files"
-                elif st.phase == "lexical":
-                    msg = f"{st.lexical.done + st.files_failed}/{st.files_total} files (lexical)"
+                pct = progress_percentage(st)
+                msg = progress_message(st)
                 # A run that finished between two polls (everything cached) still gets its
                 # begin/end pair, so clients always see indexing start and end.
                 runs = self.indexer.runs if self.indexer else seen_runs
@@ -351,13 +275,7 @@ class RaglsServer(LanguageServer):
                         token, types.WorkDoneProgressReport(message=msg, percentage=min(pct, 99))
                     )
                 if st.state != "indexing" and token is not None:
-                    end = (
-                        f"{st.files_indexed} files, {st.chunks} chunks"
-                        if st.state == "ready"
-                        else f"error: {st.message or 'see rag/indexStatus'}"
-                    )
-                    if st.files_failed:
-                        end += f", {st.files_failed} failed"
+                    end = progress_end_message(st)
                     if st.files_total:  # the final count, also for runs too short for a report
                         done = st.dense.done + st.files_failed
                         self.work_done_progress.report(
@@ -529,86 +447,22 @@ async def rag_retrieve(ls: RaglsServer, params: Any) -> dict[str, Any]:
         raise invalid_params(exc) from exc
     except QueryError as exc:
         raise JsonRpcInvalidParams(str(exc)) from exc
-    empty = RetrieveResultOut(context="", chunks=[], took_ms=0.0)
     if ls.indexer is None and ls.root is not None and not ls.settings_error:
         # `initialized` is still reading the client's settings: wait rather than answer empty.
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(ls.started.wait(), 10)
     idx = ls.indexer
     if idx is None:
-        empty.error = ls.settings_error or "indexing has not started"
-        return empty.model_dump(by_alias=True)
+        return failed(ls.settings_error or "indexing has not started").model_dump(by_alias=True)
     if not idx.ready.is_set():
         # Waits on the event loop, not on a thread: early requests cannot starve the pool.
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(ls.index_ready.wait(), 30)
-    if idx.store is None or idx.fatal:
-        empty.error = idx.fatal or "index is not available"
-        return empty.model_dump(by_alias=True)
     allowed = None
-    if spec is not None:
+    if spec is not None and idx.store is not None:
         allowed = [path for path in idx.indexed_paths() if spec.match_file(path)]
-    degraded: str | None = None
-    rsettings = ls.settings.retrieval
-    if idx.breaker.is_open:
-        # The provider is known to be down: do not make the user wait for its timeouts.
-        rsettings = rsettings.model_copy(update={"mode": "lexical"})
-        degraded = f"dense search paused, the embedding provider is down ({idx.breaker.last_error}); lexical only"
-    try:
-        res = await asyncio.to_thread(
-            retrieve,
-            idx.store,
-            idx.embedder,
-            rsettings,
-            p.query,
-            p.top_k,
-            p.max_chars,
-            allowed,
-            p.languages,
-        )
-    except EmbeddingError as exc:
-        # The embedding provider is down: lexical search still answers, and says so.
-        log.warning("query embedding failed, answering from lexical search only: %s", exc)
-        try:
-            res = await asyncio.to_thread(
-                retrieve,
-                idx.store,
-                idx.embedder,
-                ls.settings.retrieval.model_copy(update={"mode": "lexical"}),
-                p.query,
-                p.top_k,
-                p.max_chars,
-                allowed,
-                p.languages,
-            )
-            degraded = f"dense search unavailable ({exc}); results are lexical only"
-        except Exception as exc2:
-            empty.error = f"retrieval failed: {exc2}"
-            return empty.model_dump(by_alias=True)
-    except Exception as exc:  # the store can fail (remote down); chat must keep working
-        log.error("retrieve failed: %s", exc)
-        empty.error = f"retrieval failed: {exc}"
-        return empty.model_dump(by_alias=True)
-    root = ls.root or Path("/")
-    out = RetrieveResultOut(
-        error=degraded,
-        context=res.context,
-        took_ms=round(res.took_ms, 2),
-        chunks=[
-            ChunkOut(
-                uri=(root / h.path).as_uri(),
-                path=h.path,
-                range=Range(
-                    start=Position(line=h.start_line - 1, character=0), end=Position(line=h.end_line, character=0)
-                ),
-                symbol=h.symbol,
-                kind=h.kind,
-                language=h.language,
-                score=round(h.score, 6),
-                content=h.content,
-            )
-            for h in res.hits
-        ],
+    out = await asyncio.to_thread(
+        answer, idx, ls.settings.retrieval, ls.root or Path("/"), p.query, p.top_k, p.max_chars, allowed, p.languages
     )
     return out.model_dump(by_alias=True)
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from pydantic import BaseModel
 
-from ragls.config import Settings
+from ragls.config import SENSITIVE, Settings, flat_schema
 
 DOCS = Path(__file__).resolve().parents[2] / "docs"
 
@@ -32,3 +32,16 @@ def test_configuration_doc_lists_every_setting_with_its_default() -> None:
     assert set(actual) == set(rows), set(actual) ^ set(rows)
     for key, value in actual.items():
         assert json.loads(rows[key]) == value, key
+
+
+def test_configuration_doc_meanings_are_the_schema_descriptions() -> None:
+    """The table's meaning column is the schema's description (the docstring under each field
+    in config.py), marked *sensitive.* exactly for the sensitive keys."""
+    text = (DOCS / "configuration.md").read_text()
+    rows = dict(re.findall(r"^\| `([\w.]+)` \| `[^`]*` \| (.*) \|$", text, re.M))
+    schema = flat_schema()
+    assert list(rows) == list(schema), "the table lists the settings in the schema's order"
+    for key, prop in schema.items():
+        marked = rows[key].startswith("*sensitive.* ")
+        assert marked == bool(prop.get(SENSITIVE)), key
+        assert rows[key].removeprefix("*sensitive.* ") == prop["description"], key
