@@ -45,3 +45,30 @@ def test_configuration_doc_meanings_are_the_schema_descriptions() -> None:
         marked = rows[key].startswith("*sensitive.* ")
         assert marked == bool(prop.get(SENSITIVE)), key
         assert rows[key].removeprefix("*sensitive.* ") == prop["description"], key
+
+
+def _doc_fields(section: str) -> list[str]:
+    """The backticked names in the first column of the first table after `section`."""
+    text = (DOCS / "protocol.md").read_text()
+    start = text.index(section)
+    table = re.search(r"\n(\|.*\|\n)+", text[start:])
+    assert table
+    names: list[str] = []
+    for cell in re.findall(r"^\| ([^|]+) \|", table.group(0), re.M):
+        names += re.findall(r"`(\w+)`", cell)
+    return names
+
+
+def test_protocol_doc_lists_every_payload_field() -> None:
+    from ragls.protocol import ChunkOut, IndexStatus, RetrieveResultOut
+
+    def aliases(model: type[BaseModel]) -> set[str]:
+        return {f.alias or n for n, f in model.model_fields.items()}
+
+    assert set(_doc_fields("Result (`IndexStatus`)")) == aliases(IndexStatus)
+    from ragls.protocol import RetrieveParams
+
+    assert set(_doc_fields("## `rag/retrieve` (request)")) == aliases(RetrieveParams)
+    result = _doc_fields("\nResult:\n")
+    assert set(result) == aliases(RetrieveResultOut), result
+    assert set(_doc_fields("\nChunk:\n")) == aliases(ChunkOut)
