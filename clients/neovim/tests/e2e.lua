@@ -241,10 +241,10 @@ local function main()
   case('statusline: string changes from busy to ready', function()
     need_ready()
     local s = ragls.status()
-    check(s:match('^RAG ✓ %d+%.?%d*[kM]?$'), 'ready string %q', s)
+    check(s:match('^RAG ✓ [%d,]+ chunks$'), 'ready string %q', s)
     local busy_at, ready_at
     for i, h in ipairs(status.history) do
-      if not busy_at and (h:match('^RAG %d+/%d+$') or h == 'RAG …') then
+      if not busy_at and (h:match('^RAG … [%d,]+/[%d,]+$') or h == 'RAG … indexing' or h == 'RAG …') then
         busy_at = i
       end
       if h:match('^RAG ✓') then
@@ -257,10 +257,29 @@ local function main()
     vim.o.statusline = "%{luaeval(\"require'ragls'.status()\")}"
     check(vim.api.nvim_eval_statusline(vim.o.statusline, {}).str == s, 'statusline expression mismatch')
     -- formatting of the other states
-    check(status.format({ state = 'indexing', done = 1234, total = 5000 }) == 'RAG 1234/5000', 'indexing format')
-    check(status.format({ state = 'ready', chunks = 18000 }) == 'RAG ✓ 18k', 'ready format')
-    check(status.format({ state = 'error' }) == 'RAG ✗', 'error format')
+    check(status.format({ state = 'indexing', done = 1234, total = 5000 }) == 'RAG … 1,234/5,000', 'indexing format')
+    local ready_st = { state = 'ready', phase = 'idle', chunks = 18000, filesTotal = 3, filesIndexed = 3, filesFailed = 0 }
+    check(status.format({ state = 'ready', status = ready_st }) == 'RAG ✓ 18,000 chunks', 'ready format')
+    check(status.format({ state = 'error' }) == 'RAG ✗', 'error format (server exited)')
     check(status.format({ state = 'starting' }) == 'RAG …', 'starting format')
+  end)
+
+  case('statusline: the shared status case table (tests/fixtures/status-cases.json)', function()
+    local f = assert(io.open(os.getenv('RAGLS_PLUGIN_DIR') .. '/../../tests/fixtures/status-cases.json'))
+    local tbl = vim.fn.json_decode(f:read('*a'))
+    f:close()
+    check(#tbl.cases >= 10, 'only %d cases', #tbl.cases)
+    local icons = { prefix = 'RAG', ready = '✓', error = '✗', busy = '…' }
+    for _, c in ipairs(tbl.cases) do
+      local st = vim.tbl_extend('force', tbl.base, c.status)
+      local v = status.view(st)
+      check(v.icon == c.icon and v.text == c.text, '%s: got %s %q', c.name, v.icon, v.text)
+      check(vim.deep_equal(v.tooltip, c.tooltip), '%s: tooltip %s', c.name, vim.inspect(v.tooltip))
+      -- the statusline renders it (state as apply_index_status leaves it)
+      local line = status.format({ state = st.state, status = st, done = status.files_done(st), total = st.filesTotal }, icons)
+      local want = 'RAG ' .. status.glyph(icons, c.icon) .. ' ' .. c.text
+      check(line == want, '%s: statusline %q, want %q', c.name, line, want)
+    end
   end)
 
   case('statusline: rag/statusChanged with state error shows ✗, then recovers', function()
@@ -269,7 +288,7 @@ local function main()
     local st = status.get(client.id)
     local saved = vim.deepcopy(st.status)
     h(nil, vim.tbl_extend('force', saved, { state = 'error', phase = 'error' }), { client_id = client.id })
-    check(ragls.status() == 'RAG ✗', 'got %q', ragls.status())
+    check(ragls.status() == 'RAG ✗ error', 'got %q', ragls.status())
     h(nil, saved, { client_id = client.id })
     check(ragls.status():match('^RAG ✓'), 'got %q', ragls.status())
   end)
@@ -485,8 +504,8 @@ local function main()
     end, 'RagStatus')
     local lines = require('ragls.commands').last_status_lines
     local text = table.concat(lines, '\n')
-    check(text:find('state: ready', 1, true), 'no ready state in:\n%s', text)
-    check(text:find('files: %d+ indexed'), 'no file counts in:\n%s', text)
+    check(text:find('State: ready', 1, true), 'no ready state in:\n%s', text)
+    check(text:find('Files: [%d,]+/[%d,]+ indexed'), 'no file counts in:\n%s', text)
   end)
 
   case('errors: invalid params surface as errors and the server stays up', function()
@@ -519,7 +538,8 @@ local function main()
     local text = table.concat(vim.api.nvim_buf_get_lines(0, 0, -1, false), '\n')
     check(text:find('server: ', 1, true), 'no server line:\n%s', text)
     check(text:find('version: ', 1, true), 'no version line:\n%s', text)
-    check(text:find('state: ready', 1, true), 'no index state:\n%s', text)
+    check(text:find('State: ready', 1, true), 'no index state:\n%s', text)
+    check(text:find('settings match the server', 1, true), 'settings not checked against the schema:\n%s', text)
     for line in text:gmatch('[^\n]+') do
       check(not line:match('ERROR'), 'health error: %s\n%s', line, text)
     end
@@ -548,9 +568,19 @@ local function main()
     local o2 = config.build({ embedder = { provider = 'local', batchSize = 8 }, retrieval = { topK = 3 } })
     check(config.settings_payload(o2).ragls.embedder.batchSize == 8, 'settings payload')
     check(config.init_options(o2).retrieval.topK == 3, 'init options')
-    local lint, infos = require('ragls.health').lint_settings({ max_file_bytes = 1, embedder = { api_key_env = 'X', model = 'm' }, fancyNew = 1 })
-    check(#lint == 2 and table.concat(lint):find('maxFileBytes', 1, true) and table.concat(lint):find('embedder.apiKeyEnv', 1, true), 'lint: %s', vim.inspect(lint))
+    -- :checkhealth lints against the server's own schema; snake_case is fine (the server takes both)
+    local health = require('ragls.health')
+    local schema = assert(health.server_schema(os.getenv('RAGLS_SERVER')))
+    local lint, infos = health.lint_settings({ max_file_bytes = 1, embedder = { api_key_env = 'X', model = 'm' }, fancyNew = 1 }, schema)
+    check(#lint == 0, 'lint: %s', vim.inspect(lint))
     check(#infos == 1 and infos[1]:find('fancyNew', 1, true), 'infos: %s', vim.inspect(infos))
+    lint = health.lint_settings({ retrieval = { topK = 500, mode = 'fuzzy' }, embedder = { batchSize = 1.5 }, indexing = 3 }, schema)
+    table.sort(lint)
+    check(#lint == 4, 'lint: %s', vim.inspect(lint))
+    local all = table.concat(lint, '\n')
+    for _, want in ipairs({ 'retrieval.topK` is above', 'retrieval.mode` must be one of', 'embedder.batchSize` must be an integer', '`indexing` must be a table' }) do
+      check(all:find(want, 1, true), 'no %q in %s', want, all)
+    end
     vim.fn.delete(tmp, 'rf')
   end)
 
