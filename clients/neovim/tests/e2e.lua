@@ -282,6 +282,90 @@ local function main()
     end
   end)
 
+  case('degraded: embedding provider down (HTTP 500 on 127.0.0.1) gives results plus a warning', function()
+    -- a provider that answers every request with 500
+    local srv = vim.loop.new_tcp()
+    srv:bind('127.0.0.1', 0)
+    local hits = 0
+    srv:listen(16, function()
+      local c = vim.loop.new_tcp()
+      srv:accept(c)
+      local buf_in = ''
+      c:read_start(function(_, data)
+        if not data then
+          c:close()
+          return
+        end
+        buf_in = buf_in .. data
+        local head_end = buf_in:find('\r\n\r\n', 1, true)
+        local len = tonumber(buf_in:lower():match('content%-length:%s*(%d+)') or '0')
+        if head_end and #buf_in >= head_end + 3 + len then
+          hits = hits + 1
+          c:read_stop()
+          local body = '{"error":"down"}'
+          c:write('HTTP/1.1 500 Internal Server Error\r\nContent-Type: application/json\r\nContent-Length: ' .. #body .. '\r\nConnection: close\r\n\r\n' .. body, function()
+            c:shutdown(function()
+              c:close()
+            end)
+          end)
+        end
+      end)
+    end)
+    local port = srv:getsockname().port
+    local tmp = vim.fn.tempname()
+    vim.fn.mkdir(tmp, 'p')
+    vim.fn.system({ 'cp', '-r', ws, tmp .. '/ws' })
+    local root = tmp .. '/ws'
+    local cfg = {
+      name = 'ragls-degraded',
+      cmd = { server },
+      root_dir = root,
+      workspace_folders = { { uri = vim.uri_from_fname(root), name = 'ws' } },
+      cmd_env = { RAGLS_CACHE_DIR = tmp .. '/cache', XDG_CACHE_HOME = tmp .. '/xdg' },
+      init_options = { embedder = { provider = 'ollama', baseUrl = 'http://127.0.0.1:' .. port, model = 'tiny', dimensions = 8, maxRetries = 0, timeoutS = 2 } },
+    }
+    local id
+    if util.has('0.11') then
+      id = vim.lsp.start(cfg, { attach = false })
+    else
+      id = vim.lsp.start_client(cfg)
+    end
+    local c = assert(vim.lsp.get_client_by_id(id), 'degraded client did not start')
+    local function sync(method, params)
+      local done, r_err, r_res = false, nil, nil
+      util.request(c, method, params, function(err, result)
+        done, r_err, r_res = true, err, result
+      end)
+      check(vim.wait(30000, function()
+        return done
+      end, 20), '%s timed out', method)
+      check(not r_err, '%s: %s', method, vim.inspect(r_err))
+      return r_res
+    end
+    local st
+    check(vim.wait(120000, function()
+      st = sync('rag/indexStatus', vim.empty_dict())
+      local lex = type(st.lexical) == 'table' and st.lexical.done or 0
+      return st.filesTotal > 0 and lex >= st.filesTotal - st.filesFailed
+    end, 300), 'lexical index never complete: %s', vim.inspect(st))
+    local res = sync('rag/retrieve', { query = 'invoice compute_total', topK = 3 })
+    util.stop(c, true)
+    srv:close()
+    check(hits > 0, 'the provider was never asked')
+    check(res.error == nil or res.error == vim.NIL, 'error set: %s', tostring(res.error))
+    check(#res.chunks > 0 and res.chunks[1].path == 'billing/invoice.py', 'chunks: %s', vim.inspect(res.chunks))
+    check(type(res.warnings) == 'table' and #res.warnings > 0 and res.warnings[1]:find('lexical only', 1, true), 'warnings: %s', vim.inspect(res.warnings))
+    local note = ragls.degraded_note(res)
+    check(note and note:find('^degraded search: '), 'note %s', tostring(note))
+    -- the status through the shared view: a degraded index is never plain "ready"
+    local v = status.view(st)
+    check(v.icon ~= 'ready', 'status view %s', vim.inspect(v))
+    -- a protocol-1 answer (error with chunks) is degraded too, and a failed one is not
+    check(ragls.degraded_note({ error = 'lexical only', chunks = { 1 } }) == 'degraded search: lexical only', 'v1 note')
+    check(ragls.degraded_note({ error = 'store down', chunks = {}, warnings = {} }) == nil, 'failure is not degraded')
+    vim.fn.delete(tmp, 'rf')
+  end)
+
   case('statusline: rag/statusChanged with state error shows ✗, then recovers', function()
     need_ready()
     local h = lsp.handlers()['rag/statusChanged']

@@ -143,7 +143,7 @@ class RealServerTest {
         }
     }
 
-    private static void copyTree(Path from, Path to) throws IOException {
+    static void copyTree(Path from, Path to) throws IOException {
         try (Stream<Path> walk = Files.walk(from)) {
             for (Path p : (Iterable<Path>) walk::iterator) {
                 Path target = to.resolve(from.relativize(p).toString());
