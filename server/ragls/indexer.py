@@ -31,8 +31,9 @@ from ragls.embedding import Embedder, EmbeddingError, make_embedder
 from ragls.embedding.cache import EmbeddingCache
 from ragls.faults import Backoff, CircuitBreaker, Fault
 from ragls.languages import language_of
-from ragls.protocol import CacheInfo, EmbedderInfo, ErrorOut, IndexStatus, Progress, StoreInfo
+from ragls.protocol import CacheInfo, ErrorOut, IndexStatus, Progress
 from ragls.secrets import is_secret_file, redact
+from ragls.status import embedder_info, store_info
 from ragls.store import PointData, Store, StoreError, StoreFull, open_index
 from ragls.store.manifest import DELETING, DENSE, LEXICAL, FileRecord, Manifest
 from ragls.workspace import IgnoreRules, ReadResult, classify, decode_source, discover, link_skip, read_source
@@ -222,7 +223,6 @@ class Indexer:
                 state, phase = "ready", "idle"
             hits, misses = (self.cache.hits, self.cache.misses) if self.cache else (0, 0)
             searchable = total - failed if total >= failed else total
-            emb, store, es = self._embedder, self.store, self.settings.embedder
             # Workspace, version, warnings and watcher health are added by status.build_status.
             return IndexStatus(
                 state=state,  # type: ignore[arg-type]
@@ -236,15 +236,8 @@ class Indexer:
                 lexical=Progress(done=lexical_done, total=searchable),
                 dense=Progress(done=dense_done, total=searchable),
                 last_indexed_at=self.last_indexed_at,
-                embedder=EmbedderInfo(
-                    provider=emb.provider if emb else es.provider,
-                    model=emb.model_id if emb else es.model,
-                    dimension=emb.dimension if emb else 0,
-                ),
-                store=StoreInfo(
-                    kind=store.kind if store else ("remote" if self.settings.qdrant.url else "edge"),
-                    location=store.location if store else "",
-                ),
+                embedder=embedder_info(self.settings, self._embedder),
+                store=store_info(self.settings, self.store),
                 cache=CacheInfo(
                     hits=hits, misses=misses, hit_rate=round(hits / (hits + misses), 4) if hits + misses else 0.0
                 ),

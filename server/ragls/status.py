@@ -11,8 +11,23 @@ from ragls.config import Settings
 from ragls.protocol import EmbedderInfo, IndexStatus, StoreInfo
 
 if TYPE_CHECKING:
+    from ragls.embedding import Embedder
     from ragls.indexer import Indexer
+    from ragls.store import Store
     from ragls.watcher import Watcher
+
+
+def embedder_info(settings: Settings, emb: Embedder | None = None) -> EmbedderInfo:
+    """The open embedder, or what the settings ask for before it is open (dimension 0)."""
+    if emb is not None:
+        return EmbedderInfo(provider=emb.provider, model=emb.model_id, dimension=emb.dimension)
+    return EmbedderInfo(provider=settings.embedder.provider, model=settings.embedder.model, dimension=0)
+
+
+def store_info(settings: Settings, store: Store | None = None) -> StoreInfo:
+    if store is not None:
+        return StoreInfo(kind=store.kind, location=store.location)
+    return StoreInfo(kind="remote" if settings.qdrant.url else "edge", location="")
 
 
 def build_status(
@@ -32,8 +47,8 @@ def build_status(
         st = IndexStatus(
             state="error" if settings_error else "indexing",
             phase="error" if settings_error else "starting",
-            embedder=EmbedderInfo(provider=settings.embedder.provider, model=settings.embedder.model, dimension=0),
-            store=StoreInfo(kind="remote" if settings.qdrant.url else "edge", location=""),
+            embedder=embedder_info(settings),
+            store=store_info(settings),
         )
     return st.model_copy(
         update={
