@@ -693,7 +693,7 @@ async function main(): Promise<number> {
       await waitUntil('the status to leave ready', async () => ((await h.statusLabel()).startsWith('ragls ready') ? undefined : true), 15_000, 50).catch(() => {
         // a fast restart may be missed between polls; the log tells
       });
-      await waitUntil('ready again', async () => (/^ragls ready: RAG: [\d,]+ chunks/.test(await h.statusLabel()) ? true : undefined), READY_TIMEOUT_MS);
+      await waitUntil('ready again', async () => (/^ragls ready: RAG [\d,]+ chunks/.test(await h.statusLabel()) ? true : undefined), READY_TIMEOUT_MS);
     });
 
     if (ready) await step(h, '@rag still answers, without context, when the server is missing', async () => {
