@@ -134,40 +134,48 @@ def _model_identity(settings: Settings) -> tuple[str, int]:
 
 
 def cmd_status(a: argparse.Namespace) -> int:
+    """The rag/indexStatus shape, read from the index on disk without indexing (no server runs:
+    `message` says so; a folder never indexed exits 1)."""
+    from collections import Counter
+
+    from ragls.protocol import EmbedderInfo, Progress, StoreInfo
     from ragls.store import manifest_path
-    from ragls.store.manifest import Manifest
+    from ragls.store.manifest import DELETING, DENSE, FAILED, LEXICAL, Manifest
 
     root = _root(a.path)
-    settings = _settings(root)
+    resolved = _resolve(root)
+    settings = resolved.settings
     model_id, dim = _model_identity(settings)
     path = manifest_path(root, settings, model_id, dim)
+    st = build_status(root, settings, warnings=resolved.warnings)
+    st.embedder = EmbedderInfo(provider=settings.embedder.provider, model=model_id, dimension=dim)
+    st.store = StoreInfo(kind=st.store.kind, location=str(path.parent))
     if not path.exists():
-        print(json.dumps({"workspace": str(root), "indexed": False, "location": str(path.parent)}, indent=2))
+        st.message = f"{root} is not indexed yet (ragls index indexes it)"
+        _print_json(st)
         return 1
     m = Manifest(path)
     try:
-        recs = m.all()
+        recs = [r for r in m.all().values() if r.status != DELETING]
     finally:
         m.close()
-    by_status: dict[str, int] = {}
-    for r in recs.values():
-        by_status[r.status] = by_status.get(r.status, 0) + 1
-    print(
-        json.dumps(
-            {
-                "workspace": str(root),
-                "indexed": True,
-                "location": str(path.parent),
-                "files": len(recs),
-                "byStatus": by_status,
-                "chunks": sum(len(r.chunk_ids) for r in recs.values()),
-                "model": model_id,
-                "dimension": dim,
-                "store": "remote" if settings.qdrant.url else "edge",
-            },
-            indent=2,
-        )
+    n = Counter(r.status for r in recs)
+    searchable = len(recs) - n[FAILED]
+    complete = not n[LEXICAL]
+    st = st.model_copy(
+        update={
+            "state": "ready" if complete else "indexing",
+            "phase": "idle" if complete else "dense",
+            "files_total": len(recs),
+            "files_indexed": n[DENSE],
+            "files_failed": n[FAILED],
+            "chunks": sum(len(r.chunk_ids) for r in recs),
+            "lexical": Progress(done=n[LEXICAL] + n[DENSE], total=searchable),
+            "dense": Progress(done=n[DENSE], total=searchable),
+            "message": "read from the index on disk; no server is running (ragls index brings it up to date)",
+        }
     )
+    _print_json(st)
     return 0
 
 
@@ -244,7 +252,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--status", action="store_true", help="print the index status (as rag/indexStatus) first")
     p.add_argument("-q", "--quiet", action="store_true")
     p.set_defaults(func=cmd_search)
-    p = sub.add_parser("status", help="print what is indexed for a folder, without indexing")
+    p = sub.add_parser("status", help="print the index status (as rag/indexStatus) from disk, without indexing")
     p.add_argument("path")
     p.set_defaults(func=cmd_status)
     p = sub.add_parser("check", help="compare a folder's index with the files on disk")

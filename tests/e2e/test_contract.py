@@ -52,6 +52,14 @@ async def test_cli_json_is_the_lsp_payload(start: Starter, workspace: Path, cach
     assert rc == 0, err
     st_cli = json.loads(out)
     IndexStatus.model_validate(st_cli)  # the wire model forbids unknown keys
+    # `ragls status` reads the same shape from disk, without indexing.
+    rc, out, err = cli("status", str(workspace), cache=cache_dir)
+    assert rc == 0, err
+    st_disk = IndexStatus.model_validate(json.loads(out))
+    assert (st_disk.state, st_disk.files_indexed, st_disk.chunks) == ("ready", st_cli["filesIndexed"], st_cli["chunks"])
+    assert st_disk.embedder.model == st_cli["embedder"]["model"] and "no server is running" in (st_disk.message or "")
+    rc, out, _ = cli("status", str(workspace.parent), cache=cache_dir)
+    assert rc == 1 and "not indexed yet" in IndexStatus.model_validate(json.loads(out)).message
     rc, out, err = cli("search", str(workspace), QUERY, "-k", "3", "--json", "--status", "-q", cache=cache_dir)
     assert rc == 0, err
     decoder = json.JSONDecoder()
