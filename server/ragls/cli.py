@@ -14,6 +14,8 @@ from pathlib import Path
 
 from ragls import __version__
 from ragls.config import ResolvedSettings, Settings, SettingsError, resolve_settings
+from ragls.protocol import IndexStatus, RetrieveResultOut
+from ragls.status import build_status, progress_message
 
 
 def _resolve(root: Path) -> ResolvedSettings:
@@ -59,46 +61,27 @@ def _index(root: Path, settings: Settings | ResolvedSettings, quiet: bool = Fals
         # A terminal gets a live line; a log gets a line only when counts move, at most every 2 s.
         if quiet or key == last_key or (not tty and now - last_print < 2):
             continue
-        line = (
-            f"{s.phase:<11} lexical {s.lexical.done}/{s.files_total}  dense {s.dense.done}/{s.files_total}"
-            f"  chunks {s.chunks}  {now - t0:5.1f}s"
-        )
+        line = f"{s.phase:<11} {progress_message(s)}  chunks {s.chunks}  {now - t0:5.1f}s"
         print(("\r" if tty else "") + line, end="" if tty else "\n", file=sys.stderr, flush=True)
         last_key, last_print = key, now
     if not quiet and tty:
         print(file=sys.stderr)
-    if s.state == "error" and index.role != "client":
+    # A fault that waits (full disk, paused provider) still leaves a searchable index; only an
+    # index that could not open at all ends here.
+    if s.state == "error" and s.phase == "error" and index.role != "client":
         index.close()
         raise SystemExit(f"ragls: {s.message}")
     return index
 
 
-_STATUS_KEYS = (
-    "state",
-    "workspace",
-    "filesTotal",
-    "filesIndexed",
-    "filesFailed",
-    "filesSkipped",
-    "skippedByReason",
-    "chunks",
-    "lastIndexedAt",
-    "embedder",
-    "store",
-    "cache",
-    "embedded",
-    "message",
-    "warnings",
-)
-
-
-def _status_dict(index) -> dict[str, object]:  # type: ignore[no-untyped-def]
+def _status(index) -> IndexStatus:  # type: ignore[no-untyped-def]
+    """The rag/indexStatus payload of the folder's index (this process's, or its owner's)."""
     st, _runs = index.status()
-    d = st.model_dump(by_alias=True)
-    out: dict[str, object] = {k: d[k] for k in _STATUS_KEYS}
-    out["errors"] = d["errors"][-10:]
-    out["servedBy"] = index.role  # owner (this process), client (another ragls owns it) or private
-    return out
+    return st
+
+
+def _print_json(payload: IndexStatus | RetrieveResultOut) -> None:
+    print(json.dumps(payload.model_dump(by_alias=True), indent=2))
 
 
 def cmd_index(a: argparse.Namespace) -> int:
@@ -111,15 +94,15 @@ def cmd_index(a: argparse.Namespace) -> int:
         time.sleep(0.3)
         index.close()
         index = _index(root, _resolve(root), True)
-    st = _status_dict(index)
+    st = _status(index)
     index.close()
-    st["seconds"] = round(time.monotonic() - t0, 2)
-    print(json.dumps(st, indent=2))
-    if st["state"] != "ready":
-        print(f"ragls: index is not ready: {st.get('message') or st['state']}", file=sys.stderr)
+    _print_json(st)
+    print(f"ragls: indexed in {time.monotonic() - t0:.2f}s (served by {index.role})", file=sys.stderr)
+    if st.state != "ready":
+        print(f"ragls: index is not ready: {st.message or st.state}", file=sys.stderr)
         return 1
-    if st["filesFailed"]:
-        print(f"ragls: {st['filesFailed']} files failed (see errors)", file=sys.stderr)
+    if st.files_failed:
+        print(f"ragls: {st.files_failed} files failed (see errors)", file=sys.stderr)
         return 1
     return 0
 
@@ -134,7 +117,7 @@ def cmd_search(a: argparse.Namespace) -> int:
     index = _index(root, _resolve(root), a.quiet)
     try:
         if a.status:
-            print(json.dumps(_status_dict(index), indent=2))
+            _print_json(_status(index))
         p = RetrieveParams(
             query=a.query, top_k=a.top_k, max_chars=a.max_chars, paths=a.paths or None, languages=a.languages or None
         )
@@ -144,9 +127,13 @@ def cmd_search(a: argparse.Namespace) -> int:
     finally:
         index.close()
     if a.json:
-        print(json.dumps(res.model_dump(by_alias=True, exclude={"error"}), indent=2))
-    else:
-        print(res.context or "(nothing relevant found)")
+        _print_json(res)
+        return 0 if res.error is None else 1
+    for w in res.warnings:
+        print(f"ragls: warning: {w}", file=sys.stderr)
+    if res.error:
+        raise SystemExit(f"ragls: {res.error}")
+    print(res.context or "(nothing relevant found)")
     return 0
 
 
@@ -162,48 +149,56 @@ def _model_identity(settings: Settings) -> tuple[str, int]:
 
 
 def cmd_status(a: argparse.Namespace) -> int:
+    """The rag/indexStatus shape, read from the index on disk without indexing (no server runs:
+    `message` says so; a folder never indexed exits 1)."""
+    from collections import Counter
+
+    from ragls.protocol import EmbedderInfo, Progress, StoreInfo
     from ragls.store import manifest_path
-    from ragls.store.manifest import Manifest
+    from ragls.store.manifest import DELETING, DENSE, FAILED, LEXICAL, Manifest
 
     root = _root(a.path)
-    settings = _settings(root)
+    resolved = _resolve(root)
+    settings = resolved.settings
     live = _live_status(root, settings)
     if live is not None:  # a ragls process owns the folder: its view is the current one
-        print(json.dumps(live, indent=2))
+        _print_json(live)
         return 0
     model_id, dim = _model_identity(settings)
     path = manifest_path(root, settings, model_id, dim)
+    st = build_status(root, settings, warnings=resolved.warnings)
+    st.embedder = EmbedderInfo(provider=settings.embedder.provider, model=model_id, dimension=dim)
+    st.store = StoreInfo(kind=st.store.kind, location=str(path.parent))
     if not path.exists():
-        print(json.dumps({"workspace": str(root), "indexed": False, "location": str(path.parent)}, indent=2))
+        st.message = f"{root} is not indexed yet (ragls index indexes it)"
+        _print_json(st)
         return 1
     m = Manifest(path)
     try:
-        recs = m.all()
+        recs = [r for r in m.all().values() if r.status != DELETING]
     finally:
         m.close()
-    by_status: dict[str, int] = {}
-    for r in recs.values():
-        by_status[r.status] = by_status.get(r.status, 0) + 1
-    print(
-        json.dumps(
-            {
-                "workspace": str(root),
-                "indexed": True,
-                "location": str(path.parent),
-                "files": len(recs),
-                "byStatus": by_status,
-                "chunks": sum(len(r.chunk_ids) for r in recs.values()),
-                "model": model_id,
-                "dimension": dim,
-                "store": "remote" if settings.qdrant.url else "edge",
-            },
-            indent=2,
-        )
+    n = Counter(r.status for r in recs)
+    searchable = len(recs) - n[FAILED]
+    complete = not n[LEXICAL]
+    st = st.model_copy(
+        update={
+            "state": "ready" if complete else "indexing",
+            "phase": "idle" if complete else "dense",
+            "files_total": len(recs),
+            "files_indexed": n[DENSE],
+            "files_failed": n[FAILED],
+            "chunks": sum(len(r.chunk_ids) for r in recs),
+            "lexical": Progress(done=n[LEXICAL] + n[DENSE], total=searchable),
+            "dense": Progress(done=n[DENSE], total=searchable),
+            "message": "read from the index on disk; no server is running (ragls index brings it up to date)",
+        }
     )
+    _print_json(st)
     return 0
 
 
-def _live_status(root: Path, settings: Settings) -> dict[str, object] | None:
+def _live_status(root: Path, settings: Settings) -> IndexStatus | None:
     """The owner's status when a ragls process owns the folder, without becoming its owner."""
     from ragls.owner import OwnerClient, OwnerLock, rendezvous
     from ragls.protocol import StatusEnvelope
@@ -221,9 +216,7 @@ def _live_status(root: Path, settings: Settings) -> dict[str, object] | None:
         env = StatusEnvelope.model_validate(client.call("rag/indexStatus", {}, timeout=30))
     finally:
         client.close()
-    out: dict[str, object] = {"workspace": str(root), "indexed": True, "live": True}
-    out.update(env.status.model_dump(by_alias=True))
-    return out
+    return env.status
 
 
 @contextlib.contextmanager
@@ -298,10 +291,12 @@ def cmd_check(a: argparse.Namespace) -> int:
 
 
 def cmd_schema(a: argparse.Namespace) -> int:
-    from ragls.config import sensitive_keys, settings_schema
+    from ragls.config import flat_schema, sensitive_keys, settings_schema
 
     if a.sensitive:
         print("\n".join(sensitive_keys()))
+    elif a.flat:
+        print(json.dumps(flat_schema(), indent=2))
     else:
         print(json.dumps(settings_schema(), indent=2))
     return 0
@@ -325,14 +320,14 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--max-chars", type=int, default=4000)
     p.add_argument("--paths", nargs="*", default=None, help="workspace-relative globs")
     p.add_argument("--languages", nargs="*", default=None)
-    p.add_argument("--json", action="store_true", help="print chunks as JSON")
-    p.add_argument("--status", action="store_true", help="print the index status first")
+    p.add_argument("--json", action="store_true", help="print the rag/retrieve result as JSON")
+    p.add_argument("--status", action="store_true", help="print the index status (as rag/indexStatus) first")
     p.add_argument("-q", "--quiet", action="store_true")
     p.set_defaults(func=cmd_search)
     p = sub.add_parser("mcp", help="serve the folder's index to AI agents as MCP tools over stdio")
     p.add_argument("path", nargs="?", default=None, help="folder (default: the current directory)")
     p.set_defaults(func=cmd_mcp)
-    p = sub.add_parser("status", help="print what is indexed for a folder, without indexing")
+    p = sub.add_parser("status", help="print the index status (as rag/indexStatus), without indexing")
     p.add_argument("path")
     p.set_defaults(func=cmd_status)
     p = sub.add_parser("check", help="compare a folder's index with the files on disk")
@@ -343,6 +338,7 @@ def main(argv: list[str] | None = None) -> int:
     p.set_defaults(func=cmd_clear)
     p = sub.add_parser("schema", help="print the JSON Schema of the settings (the single source of every client)")
     p.add_argument("--sensitive", action="store_true", help="list only the trust-sensitive keys, one per line")
+    p.add_argument("--flat", action="store_true", help="one entry per dotted key (retrieval.topK), as clients use it")
     p.set_defaults(func=cmd_schema)
     from ragls.evaluation.cli import add_eval_parser
 

@@ -29,103 +29,141 @@ WORKSPACE_FILE = ".ragls.toml"
 class _Model(BaseModel):
     # camelCase on the wire, snake_case in Python; unknown keys are ignored so that newer
     # clients can talk to older servers.
-    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="ignore")
+    model_config = ConfigDict(
+        alias_generator=to_camel, populate_by_name=True, extra="ignore", use_attribute_docstrings=True
+    )
 
 
 class EmbedderSettings(_Model):
     provider: Literal["local", "openai", "ollama", "copilot"] = Field(
         default="local",
-        description="Where chunks are embedded; anything but local sends code off the machine",
         json_schema_extra=_SENSITIVE,
     )
+    """where chunks are embedded: `local` (bundled ONNX model, offline), `openai` (any OpenAI-compatible `/v1/embeddings`), `ollama`, `copilot`"""
     model: str = "all-MiniLM-L6-v2"
-    base_url: str | None = Field(default=None, description="HTTP provider endpoint", json_schema_extra=_SENSITIVE)
-    api_key_env: str | None = Field(
-        default=None, description="Environment variable holding the provider's API key", json_schema_extra=_SENSITIVE
-    )
+    """model name sent to HTTP providers (the local provider has one model)"""
+    base_url: str | None = Field(default=None, json_schema_extra=_SENSITIVE)
+    """HTTP provider endpoint, e.g. `http://localhost:11434` (Ollama), `https://api.openai.com`"""
+    api_key_env: str | None = Field(default=None, json_schema_extra=_SENSITIVE)
+    """name of the environment variable holding the provider's API key"""
     dimensions: int | None = Field(default=None, ge=1, le=8192)
+    """vector size; for HTTP providers, requested from the API and used for the collection; probed when unset"""
     # 16 keeps the local model under ~700 MB RSS; 32 peaks near 1.2 GB for little speed.
     batch_size: int = Field(default=16, ge=1, le=512)
-    threads: int = Field(default=0, ge=0, le=64, description="ONNX intra-op threads; 0 = all cores")
+    """texts per embedding call; bounds memory (local model server peak RSS: ~0.8 GB at 16, ~1.3 GB at 32, measured by `make bench`)"""
+    threads: int = Field(default=0, ge=0, le=64)
+    """ONNX intra-op threads for indexing (0 = all cores); queries use their own single thread"""
     max_tokens: int = Field(default=256, ge=16, le=512)
+    """truncation length of a chunk for the local model"""
     timeout_s: float = Field(default=60.0, gt=0)
+    """HTTP provider request timeout, seconds"""
     max_concurrency: int = Field(default=2, ge=1, le=32)
-    proxy: str | None = Field(default=None, description="HTTP(S) proxy for providers", json_schema_extra=_SENSITIVE)
+    """concurrent requests per HTTP provider"""
+    proxy: str | None = Field(default=None, json_schema_extra=_SENSITIVE)
+    """HTTP(S) proxy URL for providers (Copilot included)"""
     # HTTP providers: retry policy for 429 / 5xx / timeouts, and Copilot sign-in overrides.
     max_retries: int = Field(default=4, ge=0, le=10)
+    """retries on 429, 5xx and timeouts"""
     retry_base_ms: int = Field(default=500, ge=0, le=60_000)
+    """first backoff delay; doubles per retry (429 `Retry-After` wins)"""
     retry_max_ms: int = Field(default=30_000, ge=0, le=600_000)
-    token_file: str | None = Field(
-        default=None, description="Copilot apps.json/hosts.json override", json_schema_extra=_SENSITIVE
-    )
-    auth_url: str | None = Field(
-        default=None, description="GitHub API base for the Copilot token exchange", json_schema_extra=_SENSITIVE
-    )
+    """backoff cap"""
+    token_file: str | None = Field(default=None, json_schema_extra=_SENSITIVE)
+    """Copilot: path of `apps.json` / `hosts.json` (default `~/.config/github-copilot/`)"""
+    auth_url: str | None = Field(default=None, json_schema_extra=_SENSITIVE)
+    """Copilot: GitHub API base for the token exchange (tests, GitHub Enterprise)"""
 
 
 class QdrantSettings(_Model):
-    url: str | None = Field(
-        default=None, description="Qdrant server URL; unset = embedded Qdrant Edge", json_schema_extra=_SENSITIVE
-    )
+    url: str | None = Field(default=None, json_schema_extra=_SENSITIVE)
+    """Qdrant server or cluster URL; unset = embedded Qdrant Edge. `":memory:"` = in-process qdrant-client (tests)"""
     api_key_env: str | None = Field(
         default="QDRANT_API_KEY",
-        description="Environment variable holding the Qdrant API key",
         json_schema_extra=_SENSITIVE,
     )
-    path: str | None = Field(
-        default=None, description="Embedded store directory override", json_schema_extra=_SENSITIVE
-    )
-    collection_prefix: str = Field(
-        default="ragls", description="Prefix of server collection names", json_schema_extra=_SENSITIVE
-    )
+    """environment variable holding the Qdrant API key"""
+    path: str | None = Field(default=None, json_schema_extra=_SENSITIVE)
+    """directory for the embedded indexes (default `<cache>/index`)"""
+    collection_prefix: str = Field(default="ragls", json_schema_extra=_SENSITIVE)
+    """server collection names: `<prefix>-<workspace id>-<model>-<dim>`"""
     prefer_grpc: bool = True
+    """use gRPC to the server when it offers it"""
     shard_number: int | None = Field(default=None, ge=1)
+    """shards of a new server collection (cluster)"""
     replication_factor: int | None = Field(default=None, ge=1)
+    """replicas of a new server collection (cluster)"""
     timeout_s: float = Field(default=30.0, gt=0)
-    batch_size: int = Field(default=256, ge=1, le=10_000, description="Points per upsert request")
+    """server request timeout, seconds"""
+    batch_size: int = Field(default=256, ge=1, le=10_000)
+    """points per upsert request to the server"""
     quantization: Literal["none", "scalar"] = "none"
-    on_disk: bool = Field(default=False, description="Keep original vectors on disk (mmap) on the server")
+    """`scalar` = int8 scalar quantisation of dense vectors on the server"""
+    on_disk: bool = Field(default=False)
+    """keep original vectors on disk (mmap) on the server"""
 
 
 class RetrievalSettings(_Model):
     mode: Literal["hybrid", "dense", "lexical"] = "hybrid"
+    """`hybrid` (dense + lexical, fused), `dense`, `lexical`"""
     top_k: int = Field(default=5, ge=1, le=100)
+    """default number of chunks when a request gives no `topK`"""
     max_chars: int = Field(default=4000, ge=0, le=200_000)
+    """default context budget when a request gives no `maxChars`"""
     max_per_file: int = Field(default=5, ge=1, le=100)
+    """at most this many (merged) chunks from one file"""
     fusion: Literal["rrf", "dbsf"] = "rrf"
+    """`rrf` (Reciprocal Rank Fusion, weighted) or `dbsf` (distribution-based score fusion)"""
     dense_weight: float = Field(default=1.0, ge=0)
+    """RRF weight of the dense prefetch"""
     lexical_weight: float = Field(default=1.0, ge=0)
+    """RRF weight of the lexical prefetch"""
     symbol_boost: bool = True
+    """a query naming an existing definition ranks it first"""
     rerank: Literal["none", "lexical"] = "none"
+    """`lexical`: re-score candidates by query-term overlap (see docs/evaluation.md)"""
     candidates: int = Field(default=50, ge=5, le=1000)
+    """candidates per prefetch before fusion"""
 
 
 class IndexingSettings(_Model):
     auto_index: bool = True
+    """index on start; `false` waits for `rag/reindex`"""
     watch: bool = True
+    """watch the workspace for changes (watchfiles; falls back to polling)"""
     debounce_ms: int = Field(default=200, ge=0, le=60_000)
+    """quiet time before a burst of file changes is indexed as one batch"""
     open_buffer_debounce_ms: int = Field(default=300, ge=0, le=60_000)
-    nice: int = Field(default=5, ge=0, le=19, description="Niceness added to the indexing thread")
+    """quiet time before an edited, unsaved buffer is re-indexed"""
+    nice: int = Field(default=5, ge=0, le=19)
+    """niceness added to the indexing thread (Linux) so the editor stays responsive"""
     max_chunk_chars: int = Field(default=2400, ge=200, le=50_000)
+    """larger definitions are split by lines (each piece keeps the signature)"""
     min_chunk_chars: int = Field(default=10_000, ge=0, le=10_000)
+    """top-level import-only groups smaller than this are dropped (the default drops them all: measured in docs/evaluation.md)"""
     small_class_chars: int = Field(default=600, ge=0, le=50_000)
+    """a class up to this size stays one chunk; larger ones become header + methods"""
     window_lines: int = Field(default=40, ge=5, le=1000)
+    """line window for plain text and oversize pieces"""
     window_overlap: int = Field(default=10, ge=0, le=500)
+    """overlap of text windows"""
 
 
 class Settings(_Model):
-    include: list[str] = Field(default_factory=list, description="Globs; when set, only matching files")
-    exclude: list[str] = Field(default_factory=list, description="Extra gitignore-style excludes")
+    include: list[str] = Field(default_factory=list)
+    """gitignore-style globs; when non-empty, only matching files are indexed"""
+    exclude: list[str] = Field(default_factory=list)
+    """extra gitignore-style excludes, on top of `.gitignore`, `.ragignore` and the built-in defaults"""
     max_file_bytes: int = Field(default=1_000_000, ge=1)
-    cache_dir: str | None = Field(
-        default=None, description="Index and embedding cache directory", json_schema_extra=_SENSITIVE
-    )
+    """files (and open editor buffers) larger than this are skipped (`too_large`)"""
+    cache_dir: str | None = Field(default=None, json_schema_extra=_SENSITIVE)
+    """root for indexes and the embedding cache (default `$XDG_CACHE_HOME/ragls`)"""
     trusted_folders: list[str] = Field(
         default_factory=list,
-        description="Folders whose .ragls.toml may set sensitive settings (only from the user's own settings)",
         json_schema_extra=_SENSITIVE,
     )
+    """folders whose `.ragls.toml` may set sensitive keys; from the user's own settings only"""
     log_level: Literal["debug", "info", "warning", "error"] = "info"
+    """`debug`, `info`, `warning`, `error` (stderr; file contents only at `debug`)"""
     embedder: EmbedderSettings = Field(default_factory=EmbedderSettings)
     qdrant: QdrantSettings = Field(default_factory=QdrantSettings)
     retrieval: RetrievalSettings = Field(default_factory=RetrievalSettings)
@@ -274,8 +312,33 @@ def load_settings(root: Path | None, *layers: tuple[str, Any]) -> Settings:
 
 
 def settings_schema() -> dict[str, Any]:
-    """The JSON Schema of the settings (camelCase names, descriptions, defaults, sensitivity)."""
-    return Settings.model_json_schema(by_alias=True)
+    """The JSON Schema of the settings (camelCase names, descriptions, defaults, sensitivity):
+    the single source of every client's settings (`ragls schema`)."""
+    schema = Settings.model_json_schema(by_alias=True)
+    defaults = Settings().model_dump(mode="json", by_alias=True)
+    for name, sub in schema["properties"].items():
+        if "$ref" in sub:
+            props = schema["$defs"][sub["$ref"].rsplit("/", 1)[1]]["properties"]
+            for key, prop in props.items():
+                prop.setdefault("default", defaults[name][key])
+        else:
+            sub.setdefault("default", defaults[name])  # list fields built by default_factory
+    return schema
+
+
+def flat_schema() -> dict[str, dict[str, Any]]:
+    """Every setting by its dotted camelCase key (`retrieval.topK`) with its JSON Schema
+    (type or anyOf, default, description, bounds, enum, x-ragls-sensitive), in declaration
+    order: what clients generate their settings from (`ragls schema --flat`)."""
+    schema = settings_schema()
+    out: dict[str, dict[str, Any]] = {}
+    for name, sub in schema["properties"].items():
+        if "$ref" in sub:
+            for key, prop in schema["$defs"][sub["$ref"].rsplit("/", 1)[1]]["properties"].items():
+                out[f"{name}.{key}"] = {k: v for k, v in prop.items() if k != "title"}
+        else:
+            out[name] = {k: v for k, v in sub.items() if k != "title"}
+    return out
 
 
 def cache_root(settings: Settings) -> Path:

@@ -32,7 +32,9 @@ from ragls.embedding import Embedder, EmbeddingError, make_embedder
 from ragls.embedding.cache import EmbeddingCache
 from ragls.faults import Backoff, CircuitBreaker, Fault
 from ragls.languages import language_of
+from ragls.protocol import CacheInfo, ErrorOut, IndexStatus, Progress
 from ragls.secrets import is_secret_file, redact
+from ragls.status import embedder_info, store_info
 from ragls.store import PointData, Store, StoreCorrupt, StoreError, StoreFull, open_index
 from ragls.store.manifest import DELETING, DENSE, LEXICAL, FileRecord, Manifest
 from ragls.workspace import IgnoreRules, ReadResult, classify, decode_source, discover, link_skip, read_source
@@ -68,26 +70,6 @@ class ErrorEntry:
     path: str
     message: str
     time: str
-
-
-@dataclass
-class Snapshot:
-    state: str
-    phase: str
-    files_total: int
-    files_indexed: int
-    files_failed: int
-    files_skipped: int
-    skipped_by_reason: dict[str, int]
-    chunks: int
-    lexical_done: int
-    dense_done: int
-    last_indexed_at: str | None
-    errors: list[ErrorEntry]
-    cache_hits: int
-    cache_misses: int
-    embeds: int
-    message: str | None = None
 
 
 @dataclass
@@ -235,7 +217,8 @@ class Indexer:
         with self._lock:
             return list(self.records)
 
-    def snapshot(self) -> Snapshot:
+    def snapshot(self) -> IndexStatus:
+        """The index's state and counters (see status.build_status for the whole status)."""
         with self._lock:
             lexical_done = sum(1 for r in self.records.values() if r.status in (LEXICAL, DENSE))
             dense_done = sum(1 for r in self.records.values() if r.status == DENSE)
@@ -261,8 +244,11 @@ class Indexer:
                 state, phase = "indexing", self.phase
             else:
                 state, phase = "ready", "idle"
-            return Snapshot(
-                state=state,
+            hits, misses = (self.cache.hits, self.cache.misses) if self.cache else (0, 0)
+            searchable = total - failed if total >= failed else total
+            # Workspace, version, warnings and watcher health are added by status.build_status.
+            return IndexStatus(
+                state=state,  # type: ignore[arg-type]
                 phase=phase,
                 files_total=total,
                 files_indexed=dense_done,
@@ -270,13 +256,17 @@ class Indexer:
                 files_skipped=sum(skipped.values()),
                 skipped_by_reason=dict(skipped),
                 chunks=chunks,
-                lexical_done=lexical_done,
-                dense_done=dense_done,
+                lexical=Progress(done=lexical_done, total=searchable),
+                dense=Progress(done=dense_done, total=searchable),
                 last_indexed_at=self.last_indexed_at,
-                errors=list(self.errors),
-                cache_hits=self.cache.hits if self.cache else 0,
-                cache_misses=self.cache.misses if self.cache else 0,
-                embeds=self.embeds,
+                embedder=embedder_info(self.settings, self._embedder),
+                store=store_info(self.settings, self.store),
+                cache=CacheInfo(
+                    hits=hits, misses=misses, hit_rate=round(hits / (hits + misses), 4) if hits + misses else 0.0
+                ),
+                embedded=self.embeds,
+                errors=[ErrorOut(path=e.path, message=e.message, time=e.time) for e in self.errors],
+                workspace=str(self.root),
                 message=message,
             )
 

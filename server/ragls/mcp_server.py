@@ -448,9 +448,9 @@ class RaglsMcp:
     def _code_result(self, kind: str, subject: str, res: RetrieveResultOut, st: IndexStatus) -> types.CallToolResult:
         if res.error and not res.chunks and res.error.startswith(("index is not", "retrieval failed", "symbol lookup")):
             return _tool_error(f"Search failed: {res.error}. Call index_status for details.")
-        warnings = _warnings(st)
+        warnings = [*res.warnings, *_warnings(st)]  # degraded results (e.g. keyword-only) first
         if res.error:
-            warnings.insert(0, res.error)  # degraded (keyword-only) or not ready
+            warnings.insert(0, res.error)  # could not run (e.g. not ready)
         out = CodeResult(chunks=res.chunks, context=res.context, warnings=warnings)
         return types.CallToolResult(
             content=[types.TextContent(type="text", text=result_text(kind, subject, out))],

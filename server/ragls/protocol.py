@@ -7,6 +7,10 @@ from typing import Annotated, Literal
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator
 from pydantic.alias_generators import to_camel
 
+# Bumped when a payload's meaning changes (docs/protocol.md, "Versions"). 2: degraded retrieval
+# answers results plus `warnings`, and `error` always means "no retrieval".
+PROTOCOL_VERSION = 2
+
 
 def _not_blank(v: str) -> str:
     if not v.strip():
@@ -63,7 +67,10 @@ class RetrieveResultOut(_Wire):
     context: str
     chunks: list[ChunkOut]
     took_ms: float
+    # "No retrieval": nothing could be searched; context and chunks are then empty.
     error: str | None = None
+    # "Degraded": results came, but from less than the full search (e.g. lexical only).
+    warnings: list[str] = Field(default_factory=list)
 
 
 class ReindexParams(_Wire):
@@ -100,24 +107,26 @@ class ErrorOut(_Wire):
 
 
 class IndexStatus(_Wire):
+    # Counters default to zero: the status before the indexer runs is just state and identity.
     state: Literal["indexing", "ready", "error"]
     phase: str
-    files_total: int
-    files_indexed: int
-    files_failed: int
-    files_skipped: int
-    skipped_by_reason: dict[str, int]
-    chunks: int
-    lexical: Progress
-    dense: Progress
-    last_indexed_at: str | None
+    files_total: int = 0
+    files_indexed: int = 0
+    files_failed: int = 0
+    files_skipped: int = 0
+    skipped_by_reason: dict[str, int] = Field(default_factory=dict)
+    chunks: int = 0
+    lexical: Progress = Field(default_factory=lambda: Progress(done=0, total=0))
+    dense: Progress = Field(default_factory=lambda: Progress(done=0, total=0))
+    last_indexed_at: str | None = None
     embedder: EmbedderInfo
     store: StoreInfo
-    cache: CacheInfo
+    cache: CacheInfo = Field(default_factory=lambda: CacheInfo(hits=0, misses=0, hit_rate=0.0))
     embedded: int = 0
-    errors: list[ErrorOut]
-    workspace: str
-    version: str
+    errors: list[ErrorOut] = Field(default_factory=list)
+    workspace: str = ""
+    version: str = ""
+    protocol_version: int = PROTOCOL_VERSION
     message: str | None = None
     # Things the user should know that do not stop indexing (e.g. ignored workspace settings).
     warnings: list[str] = Field(default_factory=list)

@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 import time
 from dataclasses import dataclass, replace
+from pathlib import Path
 
 import pathspec
 
@@ -17,6 +18,7 @@ from ragls.chunking.model import split_humps
 from ragls.config import RetrievalSettings
 from ragls.context import ContextChunk, format_context
 from ragls.embedding import Embedder
+from ragls.protocol import ChunkOut, Position, Range, RetrieveResultOut
 from ragls.store import SearchRequest, Store, StoredHit
 
 _DOTTED = re.compile(r"[A-Za-z_$][\w$]*(?:(?:\.|::|#)[A-Za-z_$][\w$]*)+")
@@ -294,3 +296,27 @@ def retrieve(
         [ContextChunk(h.path, h.start_line, h.end_line, h.symbol, h.content) for h in hits], max_chars
     )
     return RetrieveResult(context, hits, (time.perf_counter() - t0) * 1000)
+
+
+def chunk_out(root: Path, h: Hit) -> ChunkOut:
+    """One chunk of the `rag/retrieve` payload (LSP range: 0-based, end exclusive)."""
+    return ChunkOut(
+        uri=(root / h.path).as_uri(),
+        path=h.path,
+        range=Range(start=Position(line=h.start_line - 1, character=0), end=Position(line=h.end_line, character=0)),
+        symbol=h.symbol,
+        kind=h.kind,
+        language=h.language,
+        score=round(h.score, 6),
+        content=h.content,
+    )
+
+
+def retrieve_result(res: RetrieveResult, root: Path, warnings: list[str] | None = None) -> RetrieveResultOut:
+    """The `rag/retrieve` payload, also `ragls search --json` and the MCP tools' chunks."""
+    return RetrieveResultOut(
+        context=res.context,
+        took_ms=round(res.took_ms, 2),
+        warnings=list(warnings or []),
+        chunks=[chunk_out(root, h) for h in res.hits],
+    )

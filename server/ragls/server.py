@@ -8,6 +8,7 @@ import logging
 import os
 import sys
 import uuid
+from collections.abc import Generator
 from pathlib import Path
 from typing import Any
 from urllib.parse import unquote, urlparse
@@ -17,13 +18,16 @@ from pydantic import ValidationError
 from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams, JsonRpcParseError
 from pygls.lsp.server import LanguageServer
 from pygls.protocol import LanguageServerProtocol
+from pygls.protocol.language_server import lsp_method
 
 from ragls import __version__
+from ragls.answer import failed
 from ragls.config import Settings, SettingsError, resolve_settings
-from ragls.protocol import IndexStatus, ReindexParams, RetrieveParams, RetrieveResultOut
+from ragls.protocol import PROTOCOL_VERSION, IndexStatus, ReindexParams, RetrieveParams
 from ragls.retrieval import QueryError, compile_globs
 from ragls.service import starting_status
 from ragls.shared_index import SharedIndex
+from ragls.status import progress_end_message, progress_message, progress_percentage
 
 log = logging.getLogger("ragls")
 
@@ -64,6 +68,13 @@ class _Dropped:
 
 
 class RaglsProtocol(LanguageServerProtocol):
+    @lsp_method(types.INITIALIZE)
+    def lsp_initialize(self, params: types.InitializeParams) -> Generator[Any, Any, types.InitializeResult]:
+        result = yield from super().lsp_initialize(params)
+        # Clients read the rag/* protocol version here (and in every IndexStatus).
+        result.capabilities.experimental = {"ragls": {"protocolVersion": PROTOCOL_VERSION}}
+        return result
+
     def structure_message(self, data: dict[str, Any]) -> Any:
         if isinstance(data, dict) and "jsonrpc" in data and "method" in data:
             method = str(data.get("method"))
@@ -231,14 +242,8 @@ class RaglsServer(LanguageServer):
                     last_key, last_counts, last_sent = key, counts, now
                 if not supports_progress:
                     continue
-                total = max(st.files_total, 1)
-                # Lexical and dense each count for half: "n/N" is the slower (dense) phase.
-                pct = int(100 * (st.lexical.done + st.dense.done + 2 * st.files_failed) / (2 * total))
-                msg = f"{st.dense.done + st.files_failed}/{st.files_total} files"
-                if not st.files_total:
-                    msg = "discovering files"
-                elif st.phase == "lexical":
-                    msg = f"{st.lexical.done + st.files_failed}/{st.files_total} files (lexical)"
+                pct = progress_percentage(st)
+                msg = progress_message(st)
                 # A run that finished between two polls (everything cached) still gets its
                 # begin/end pair, so clients always see indexing start and end.
                 runs = runs if self.index else seen_runs
@@ -264,13 +269,7 @@ class RaglsServer(LanguageServer):
                         token, types.WorkDoneProgressReport(message=msg, percentage=min(pct, 99))
                     )
                 if st.state != "indexing" and token is not None:
-                    end = (
-                        f"{st.files_indexed} files, {st.chunks} chunks"
-                        if st.state == "ready"
-                        else f"error: {st.message or 'see rag/indexStatus'}"
-                    )
-                    if st.files_failed:
-                        end += f", {st.files_failed} failed"
+                    end = progress_end_message(st)
                     if st.files_total:  # the final count, also for runs too short for a report
                         done = st.dense.done + st.files_failed
                         self.work_done_progress.report(
@@ -438,15 +437,13 @@ async def rag_retrieve(ls: RaglsServer, params: Any) -> dict[str, Any]:
         raise invalid_params(exc) from exc
     except QueryError as exc:
         raise JsonRpcInvalidParams(str(exc)) from exc
-    empty = RetrieveResultOut(context="", chunks=[], took_ms=0.0)
     if ls.index is None and ls.root is not None and not ls.settings_error:
         # `initialized` is still reading the client's settings: wait rather than answer empty.
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(ls.started.wait(), 10)
     index = ls.index
     if index is None:
-        empty.error = ls.settings_error or "indexing has not started"
-        return empty.model_dump(by_alias=True)
+        return failed(ls.settings_error or "indexing has not started").model_dump(by_alias=True)
     service = index.service
     if service is not None and not service.indexer.ready.is_set():
         # Wait on the event loop, not in a pool thread: early requests cannot starve the pool.
@@ -458,8 +455,7 @@ async def rag_retrieve(ls: RaglsServer, params: Any) -> dict[str, Any]:
         raise JsonRpcInvalidParams(str(exc)) from exc
     except Exception as exc:  # the owner can vanish mid-request; chat must keep working
         log.error("retrieve failed: %s", exc)
-        empty.error = f"retrieval failed: {exc}"
-        return empty.model_dump(by_alias=True)
+        return failed(f"retrieval failed: {exc}").model_dump(by_alias=True)
     return out.model_dump(by_alias=True)
 
 

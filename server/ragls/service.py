@@ -11,26 +11,18 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from ragls import __version__
+from ragls.answer import answer, failed
 from ragls.config import Settings
 from ragls.context import ContextChunk, format_context
-from ragls.embedding import EmbeddingError
 from ragls.indexer import Indexer
 from ragls.protocol import (
-    CacheInfo,
-    ChunkOut,
-    EmbedderInfo,
-    ErrorOut,
     IndexStatus,
-    Position,
-    Progress,
-    Range,
     RetrieveParams,
     RetrieveResultOut,
-    StoreInfo,
     SymbolParams,
 )
-from ragls.retrieval import Hit, compile_globs, is_test_path, retrieve
+from ragls.retrieval import Hit, chunk_out, compile_globs, is_test_path
+from ragls.status import build_status
 from ragls.watcher import Watcher
 
 log = logging.getLogger(__name__)
@@ -41,40 +33,7 @@ _SYMBOL_SCAN = 512  # definitions read per lookup before ranking; names are rare
 
 def starting_status(root: Path | None, settings: Settings, message: str | None) -> IndexStatus:
     """The status before an index exists: starting, or an error when `message` says why not."""
-    state, phase = ("error", "error") if message else ("indexing", "starting")
-    return IndexStatus(
-        state=state,
-        phase=phase,
-        files_total=0,
-        files_indexed=0,
-        files_failed=0,
-        files_skipped=0,
-        skipped_by_reason={},
-        chunks=0,
-        lexical=Progress(done=0, total=0),
-        dense=Progress(done=0, total=0),
-        last_indexed_at=None,
-        embedder=EmbedderInfo(provider=settings.embedder.provider, model=settings.embedder.model, dimension=0),
-        store=StoreInfo(kind="remote" if settings.qdrant.url else "edge", location=""),
-        cache=CacheInfo(hits=0, misses=0, hit_rate=0.0),
-        errors=[],
-        workspace=str(root or ""),
-        version=__version__,
-        message=message,
-    )
-
-
-def chunk_out(root: Path, h: Hit) -> ChunkOut:
-    return ChunkOut(
-        uri=(root / h.path).as_uri(),
-        path=h.path,
-        range=Range(start=Position(line=h.start_line - 1, character=0), end=Position(line=h.end_line, character=0)),
-        symbol=h.symbol,
-        kind=h.kind,
-        language=h.language,
-        score=round(h.score, 6),
-        content=h.content,
-    )
+    return build_status(root, settings, None, settings_error=message)
 
 
 class IndexService:
@@ -164,45 +123,13 @@ class IndexService:
 
     # -- status ------------------------------------------------------------------------------
     def status(self) -> IndexStatus:
-        idx = self.indexer
-        snap = idx.snapshot()
-        emb = idx.embedder
-        store = idx.store
-        total_lookups = snap.cache_hits + snap.cache_misses
-        indexable = snap.files_total - snap.files_failed if snap.files_total >= snap.files_failed else snap.files_total
-        return IndexStatus(
-            state=snap.state,  # type: ignore[arg-type]
-            phase=snap.phase,
-            files_total=snap.files_total,
-            files_indexed=snap.files_indexed,
-            files_failed=snap.files_failed,
-            files_skipped=snap.files_skipped,
-            skipped_by_reason=snap.skipped_by_reason,
-            chunks=snap.chunks,
-            lexical=Progress(done=snap.lexical_done, total=indexable),
-            dense=Progress(done=snap.dense_done, total=indexable),
-            last_indexed_at=snap.last_indexed_at,
-            embedder=EmbedderInfo(
-                provider=emb.provider if emb else self.settings.embedder.provider,
-                model=emb.model_id if emb else self.settings.embedder.model,
-                dimension=emb.dimension if emb else 0,
-            ),
-            store=StoreInfo(
-                kind=store.kind if store else ("remote" if self.settings.qdrant.url else "edge"),
-                location=store.location if store else "",
-            ),
-            cache=CacheInfo(
-                hits=snap.cache_hits,
-                misses=snap.cache_misses,
-                hit_rate=round(snap.cache_hits / total_lookups, 4) if total_lookups else 0.0,
-            ),
-            embedded=snap.embeds,
-            errors=[ErrorOut(path=e.path, message=e.message, time=e.time) for e in snap.errors],
-            workspace=str(self.root),
-            version=__version__,
-            message=snap.message or self.settings_error or (self.watcher.problem if self.watcher else None),
-            warnings=list(self.warnings),
-            watching=self.watcher.watching if self.watcher else False,
+        return build_status(
+            self.root,
+            self.settings,
+            self.indexer,
+            settings_error=self.settings_error,
+            warnings=self.warnings,
+            watcher=self.watcher,
         )
 
     # -- answers -----------------------------------------------------------------------------
@@ -216,44 +143,14 @@ class IndexService:
         return None
 
     def retrieve(self, p: RetrieveParams, wait: float = 30.0) -> RetrieveResultOut:
-        """Ranked chunks and the <rag_context> block; `error` says when retrieval could not run
-        or ran degraded (lexical only). Raises QueryError for bad globs."""
+        """Ranked chunks and the <rag_context> block (answer.answer: `error` when retrieval could
+        not run, `warnings` when it ran degraded). Raises QueryError for bad globs."""
         spec = compile_globs(p.paths) if p.paths else None
-        empty = RetrieveResultOut(context="", chunks=[], took_ms=0.0)
         if (why := self._usable(wait)) is not None:
-            empty.error = why
-            return empty
+            return failed(why)
         idx = self.indexer
-        assert idx.store is not None
         allowed = [path for path in idx.indexed_paths() if spec.match_file(path)] if spec is not None else None
-        settings = self.settings.retrieval
-        degraded: str | None = None
-        if idx.breaker.is_open:
-            # The provider is known to be down: do not make the user wait for its timeouts.
-            settings = settings.model_copy(update={"mode": "lexical"})
-            degraded = f"dense search paused, the embedding provider is down ({idx.breaker.last_error}); lexical only"
-        try:
-            res = retrieve(idx.store, idx.embedder, settings, p.query, p.top_k, p.max_chars, allowed, p.languages)
-        except EmbeddingError as exc:
-            # The embedding provider is down: lexical search still answers, and says so.
-            log.warning("query embedding failed, answering from lexical search only: %s", exc)
-            try:
-                lexical = settings.model_copy(update={"mode": "lexical"})
-                res = retrieve(idx.store, idx.embedder, lexical, p.query, p.top_k, p.max_chars, allowed, p.languages)
-                degraded = f"dense search unavailable ({exc}); results are lexical only"
-            except Exception as exc2:
-                empty.error = f"retrieval failed: {exc2}"
-                return empty
-        except Exception as exc:  # the store can fail (remote down); chat must keep working
-            log.error("retrieve failed: %s", exc)
-            empty.error = f"retrieval failed: {exc}"
-            return empty
-        return RetrieveResultOut(
-            error=degraded,
-            context=res.context,
-            took_ms=round(res.took_ms, 2),
-            chunks=[chunk_out(self.root, h) for h in res.hits],
-        )
+        return answer(idx, self.settings.retrieval, self.root, p.query, p.top_k, p.max_chars, allowed, p.languages)
 
     def find_symbol(self, p: SymbolParams, wait: float = 30.0) -> RetrieveResultOut:
         """Definitions whose stored symbol is `name` or ends with `.name` (`Invoice.total`,

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from pydantic import BaseModel
 
-from ragls.config import Settings
+from ragls.config import SENSITIVE, Settings, flat_schema
 
 DOCS = Path(__file__).resolve().parents[2] / "docs"
 
@@ -32,3 +32,43 @@ def test_configuration_doc_lists_every_setting_with_its_default() -> None:
     assert set(actual) == set(rows), set(actual) ^ set(rows)
     for key, value in actual.items():
         assert json.loads(rows[key]) == value, key
+
+
+def test_configuration_doc_meanings_are_the_schema_descriptions() -> None:
+    """The table's meaning column is the schema's description (the docstring under each field
+    in config.py), marked *sensitive.* exactly for the sensitive keys."""
+    text = (DOCS / "configuration.md").read_text()
+    rows = dict(re.findall(r"^\| `([\w.]+)` \| `[^`]*` \| (.*) \|$", text, re.M))
+    schema = flat_schema()
+    assert list(rows) == list(schema), "the table lists the settings in the schema's order"
+    for key, prop in schema.items():
+        marked = rows[key].startswith("*sensitive.* ")
+        assert marked == bool(prop.get(SENSITIVE)), key
+        assert rows[key].removeprefix("*sensitive.* ") == prop["description"], key
+
+
+def _doc_fields(section: str) -> list[str]:
+    """The backticked names in the first column of the first table after `section`."""
+    text = (DOCS / "protocol.md").read_text()
+    start = text.index(section)
+    table = re.search(r"\n(\|.*\|\n)+", text[start:])
+    assert table
+    names: list[str] = []
+    for cell in re.findall(r"^\| ([^|]+) \|", table.group(0), re.M):
+        names += re.findall(r"`(\w+)`", cell)
+    return names
+
+
+def test_protocol_doc_lists_every_payload_field() -> None:
+    from ragls.protocol import ChunkOut, IndexStatus, RetrieveResultOut
+
+    def aliases(model: type[BaseModel]) -> set[str]:
+        return {f.alias or n for n, f in model.model_fields.items()}
+
+    assert set(_doc_fields("Result (`IndexStatus`)")) == aliases(IndexStatus)
+    from ragls.protocol import RetrieveParams
+
+    assert set(_doc_fields("## `rag/retrieve` (request)")) == aliases(RetrieveParams)
+    result = _doc_fields("\nResult:\n")
+    assert set(result) == aliases(RetrieveResultOut), result
+    assert set(_doc_fields("\nChunk:\n")) == aliases(ChunkOut)

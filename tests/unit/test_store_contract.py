@@ -483,7 +483,7 @@ def test_migrated_index_is_used_without_reindexing(tmp_path: Path, monkeypatch: 
     try:
         snap = idx.snapshot()
         assert idx.store is not None and idx.store.kind == "remote"
-        assert snap.state == "ready" and snap.chunks == chunks and snap.embeds == 0 and idx.batches == 0
+        assert snap.state == "ready" and snap.chunks == chunks and snap.embedded == 0 and idx.batches == 0
         assert idx.store.count() == chunks
     finally:
         idx.stop()

@@ -242,10 +242,10 @@ local function main()
   case('statusline: string changes from busy to ready', function()
     need_ready()
     local s = ragls.status()
-    check(s:match('^RAG ✓ %d+%.?%d*[kM]?$'), 'ready string %q', s)
+    check(s:match('^RAG ✓ [%d,]+ chunks$'), 'ready string %q', s)
     local busy_at, ready_at
     for i, h in ipairs(status.history) do
-      if not busy_at and (h:match('^RAG %d+/%d+$') or h == 'RAG …') then
+      if not busy_at and (h:match('^RAG … [%d,]+/[%d,]+$') or h == 'RAG … indexing' or h == 'RAG …') then
         busy_at = i
       end
       if h:match('^RAG ✓') then
@@ -258,10 +258,113 @@ local function main()
     vim.o.statusline = "%{luaeval(\"require'ragls'.status()\")}"
     check(vim.api.nvim_eval_statusline(vim.o.statusline, {}).str == s, 'statusline expression mismatch')
     -- formatting of the other states
-    check(status.format({ state = 'indexing', done = 1234, total = 5000 }) == 'RAG 1234/5000', 'indexing format')
-    check(status.format({ state = 'ready', chunks = 18000 }) == 'RAG ✓ 18k', 'ready format')
-    check(status.format({ state = 'error' }) == 'RAG ✗', 'error format')
+    check(status.format({ state = 'indexing', done = 1234, total = 5000 }) == 'RAG … 1,234/5,000', 'indexing format')
+    local ready_st = { state = 'ready', phase = 'idle', chunks = 18000, filesTotal = 3, filesIndexed = 3, filesFailed = 0 }
+    check(status.format({ state = 'ready', status = ready_st }) == 'RAG ✓ 18,000 chunks', 'ready format')
+    check(status.format({ state = 'error' }) == 'RAG ✗', 'error format (server exited)')
     check(status.format({ state = 'starting' }) == 'RAG …', 'starting format')
+  end)
+
+  case('statusline: the shared status case table (tests/fixtures/status-cases.json)', function()
+    local f = assert(io.open(os.getenv('RAGLS_PLUGIN_DIR') .. '/../../tests/fixtures/status-cases.json'))
+    local tbl = vim.fn.json_decode(f:read('*a'))
+    f:close()
+    check(#tbl.cases >= 10, 'only %d cases', #tbl.cases)
+    local icons = { prefix = 'RAG', ready = '✓', error = '✗', busy = '…' }
+    for _, c in ipairs(tbl.cases) do
+      local st = vim.tbl_extend('force', tbl.base, c.status)
+      local v = status.view(st)
+      check(v.icon == c.icon and v.text == c.text, '%s: got %s %q', c.name, v.icon, v.text)
+      check(vim.deep_equal(v.tooltip, c.tooltip), '%s: tooltip %s', c.name, vim.inspect(v.tooltip))
+      -- the statusline renders it (state as apply_index_status leaves it)
+      local line = status.format({ state = st.state, status = st, done = status.files_done(st), total = st.filesTotal }, icons)
+      local want = 'RAG ' .. status.glyph(icons, c.icon) .. ' ' .. c.text
+      check(line == want, '%s: statusline %q, want %q', c.name, line, want)
+    end
+  end)
+
+  case('degraded: embedding provider down (HTTP 500 on 127.0.0.1) gives results plus a warning', function()
+    -- a provider that answers every request with 500
+    local srv = vim.loop.new_tcp()
+    srv:bind('127.0.0.1', 0)
+    local hits = 0
+    srv:listen(16, function()
+      local c = vim.loop.new_tcp()
+      srv:accept(c)
+      local buf_in = ''
+      c:read_start(function(_, data)
+        if not data then
+          c:close()
+          return
+        end
+        buf_in = buf_in .. data
+        local head_end = buf_in:find('\r\n\r\n', 1, true)
+        local len = tonumber(buf_in:lower():match('content%-length:%s*(%d+)') or '0')
+        if head_end and #buf_in >= head_end + 3 + len then
+          hits = hits + 1
+          c:read_stop()
+          local body = '{"error":"down"}'
+          c:write('HTTP/1.1 500 Internal Server Error\r\nContent-Type: application/json\r\nContent-Length: ' .. #body .. '\r\nConnection: close\r\n\r\n' .. body, function()
+            c:shutdown(function()
+              c:close()
+            end)
+          end)
+        end
+      end)
+    end)
+    local port = srv:getsockname().port
+    local tmp = vim.fn.tempname()
+    vim.fn.mkdir(tmp, 'p')
+    vim.fn.system({ 'cp', '-r', ws, tmp .. '/ws' })
+    local root = tmp .. '/ws'
+    local cfg = {
+      name = 'ragls-degraded',
+      cmd = { server },
+      root_dir = root,
+      workspace_folders = { { uri = vim.uri_from_fname(root), name = 'ws' } },
+      cmd_env = { RAGLS_CACHE_DIR = tmp .. '/cache', XDG_CACHE_HOME = tmp .. '/xdg' },
+      init_options = { embedder = { provider = 'ollama', baseUrl = 'http://127.0.0.1:' .. port, model = 'tiny', dimensions = 8, maxRetries = 0, timeoutS = 2 } },
+    }
+    local id
+    if util.has('0.11') then
+      id = vim.lsp.start(cfg, { attach = false })
+    else
+      id = vim.lsp.start_client(cfg)
+    end
+    local c = assert(vim.lsp.get_client_by_id(id), 'degraded client did not start')
+    local function sync(method, params)
+      local done, r_err, r_res = false, nil, nil
+      util.request(c, method, params, function(err, result)
+        done, r_err, r_res = true, err, result
+      end)
+      check(vim.wait(30000, function()
+        return done
+      end, 20), '%s timed out', method)
+      check(not r_err, '%s: %s', method, vim.inspect(r_err))
+      return r_res
+    end
+    local st
+    check(vim.wait(120000, function()
+      st = sync('rag/indexStatus', vim.empty_dict())
+      local lex = type(st.lexical) == 'table' and st.lexical.done or 0
+      return st.filesTotal > 0 and lex >= st.filesTotal - st.filesFailed
+    end, 300), 'lexical index never complete: %s', vim.inspect(st))
+    local res = sync('rag/retrieve', { query = 'invoice compute_total', topK = 3 })
+    util.stop(c, true)
+    srv:close()
+    check(hits > 0, 'the provider was never asked')
+    check(res.error == nil or res.error == vim.NIL, 'error set: %s', tostring(res.error))
+    check(#res.chunks > 0 and res.chunks[1].path == 'billing/invoice.py', 'chunks: %s', vim.inspect(res.chunks))
+    check(type(res.warnings) == 'table' and #res.warnings > 0 and res.warnings[1]:find('lexical only', 1, true), 'warnings: %s', vim.inspect(res.warnings))
+    local note = ragls.degraded_note(res)
+    check(note and note:find('^degraded search: '), 'note %s', tostring(note))
+    -- the status through the shared view: a degraded index is never plain "ready"
+    local v = status.view(st)
+    check(v.icon ~= 'ready', 'status view %s', vim.inspect(v))
+    -- a protocol-1 answer (error with chunks) is degraded too, and a failed one is not
+    check(ragls.degraded_note({ error = 'lexical only', chunks = { 1 } }) == 'degraded search: lexical only', 'v1 note')
+    check(ragls.degraded_note({ error = 'store down', chunks = {}, warnings = {} }) == nil, 'failure is not degraded')
+    vim.fn.delete(tmp, 'rf')
   end)
 
   case('statusline: rag/statusChanged with state error shows ✗, then recovers', function()
@@ -270,7 +373,7 @@ local function main()
     local st = status.get(client.id)
     local saved = vim.deepcopy(st.status)
     h(nil, vim.tbl_extend('force', saved, { state = 'error', phase = 'error' }), { client_id = client.id })
-    check(ragls.status() == 'RAG ✗', 'got %q', ragls.status())
+    check(ragls.status() == 'RAG ✗ error', 'got %q', ragls.status())
     h(nil, saved, { client_id = client.id })
     check(ragls.status():match('^RAG ✓'), 'got %q', ragls.status())
   end)
@@ -581,8 +684,8 @@ local function main()
     end, 'RagStatus')
     local lines = require('ragls.commands').last_status_lines
     local text = table.concat(lines, '\n')
-    check(text:find('state: ready', 1, true), 'no ready state in:\n%s', text)
-    check(text:find('files: %d+ indexed'), 'no file counts in:\n%s', text)
+    check(text:find('State: ready', 1, true), 'no ready state in:\n%s', text)
+    check(text:find('Files: [%d,]+/[%d,]+ indexed'), 'no file counts in:\n%s', text)
   end)
 
   case('errors: invalid params surface as errors and the server stays up', function()
@@ -615,7 +718,8 @@ local function main()
     local text = table.concat(vim.api.nvim_buf_get_lines(0, 0, -1, false), '\n')
     check(text:find('server: ', 1, true), 'no server line:\n%s', text)
     check(text:find('version: ', 1, true), 'no version line:\n%s', text)
-    check(text:find('state: ready', 1, true), 'no index state:\n%s', text)
+    check(text:find('State: ready', 1, true), 'no index state:\n%s', text)
+    check(text:find('settings match the server', 1, true), 'settings not checked against the schema:\n%s', text)
     for line in text:gmatch('[^\n]+') do
       check(not line:match('ERROR'), 'health error: %s\n%s', line, text)
     end
@@ -651,9 +755,19 @@ local function main()
     local o2 = config.build({ embedder = { provider = 'local', batchSize = 8 }, retrieval = { topK = 3 } })
     check(config.settings_payload(o2).ragls.embedder.batchSize == 8, 'settings payload')
     check(config.init_options(o2).retrieval.topK == 3, 'init options')
-    local lint, infos = require('ragls.health').lint_settings({ max_file_bytes = 1, embedder = { api_key_env = 'X', model = 'm' }, fancyNew = 1 })
-    check(#lint == 2 and table.concat(lint):find('maxFileBytes', 1, true) and table.concat(lint):find('embedder.apiKeyEnv', 1, true), 'lint: %s', vim.inspect(lint))
+    -- :checkhealth lints against the server's own schema; snake_case is fine (the server takes both)
+    local health = require('ragls.health')
+    local schema = assert(health.server_schema(os.getenv('RAGLS_SERVER')))
+    local lint, infos = health.lint_settings({ max_file_bytes = 1, embedder = { api_key_env = 'X', model = 'm' }, fancyNew = 1 }, schema)
+    check(#lint == 0, 'lint: %s', vim.inspect(lint))
     check(#infos == 1 and infos[1]:find('fancyNew', 1, true), 'infos: %s', vim.inspect(infos))
+    lint = health.lint_settings({ retrieval = { topK = 500, mode = 'fuzzy' }, embedder = { batchSize = 1.5 }, indexing = 3 }, schema)
+    table.sort(lint)
+    check(#lint == 4, 'lint: %s', vim.inspect(lint))
+    local all = table.concat(lint, '\n')
+    for _, want in ipairs({ 'retrieval.topK` is above', 'retrieval.mode` must be one of', 'embedder.batchSize` must be an integer', '`indexing` must be a table' }) do
+      check(all:find(want, 1, true), 'no %q in %s', want, all)
+    end
     vim.fn.delete(tmp, 'rf')
   end)
 

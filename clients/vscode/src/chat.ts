@@ -4,7 +4,7 @@
  */
 import * as vscode from 'vscode';
 import { chunksInContext } from './lib/contextBlocks';
-import { prependContext, retrieveParams, searchResultLines } from './lib/format';
+import { degradedNote, escapeMarkdown, prependContext, retrievalFailure, retrieveParams, searchResultLines } from './lib/format';
 import type { Chunk, RetrieveResult } from './lib/protocol';
 import { chunkLocation } from './locations';
 import type { RaglsServer } from './server';
@@ -82,12 +82,14 @@ export function registerChat(context: vscode.ExtensionContext, server: RaglsServ
     stream.progress('Retrieving workspace context with ragls...');
     try {
       result = await server.retrieve(retrieveParams(prompt, server.retrievalSettings()), token);
-      if (result.error) failure = result.error;
+      failure = retrievalFailure(result);
     } catch (e) {
       failure = errorMessage(e);
     }
     if (failure) log.warn(`@rag: retrieval failed: ${failure}`);
     const chunks = result?.chunks ?? [];
+    const degraded = degradedNote(result);
+    if (degraded) log.warn(`@rag: ${degraded}`);
 
     if (request.command === 'search') {
       if (failure) {
@@ -100,6 +102,7 @@ export function registerChat(context: vscode.ExtensionContext, server: RaglsServ
       }
       for (const loc of uniqueLocations(chunks)) stream.reference(loc);
       stream.markdown(`**${chunks.length} hits** (${Math.round(result?.tookMs ?? 0)} ms)\n\n${searchResultLines(chunks).join('\n')}\n`);
+      if (degraded) stream.markdown(`\n*⚠ ragls: ${escapeMarkdown(degraded)}*\n`);
       return { metadata: { command: 'search', hits: chunks.length } };
     }
 
@@ -108,6 +111,8 @@ export function registerChat(context: vscode.ExtensionContext, server: RaglsServ
     } else if (cfg.get<boolean>('chat.showReferences', true)) {
       streamContextReferences(stream, chunksInContext(result?.context, chunks));
     }
+    // A short line under the references: the answer rests on a partial search.
+    if (degraded) stream.markdown(`*⚠ ragls: ${escapeMarkdown(degraded)}*\n\n`);
 
     const text = prependContext(failure ? '' : result?.context, prompt);
     const messages = cfg.get<boolean>('chat.includeHistory', true) ? historyMessages(chatContext) : [];
@@ -129,7 +134,7 @@ export function registerChat(context: vscode.ExtensionContext, server: RaglsServ
         throw e;
       }
     }
-    return { metadata: { chunks: chunks.length, contextChars: failure ? 0 : (result?.context.length ?? 0) } };
+    return { metadata: { chunks: chunks.length, contextChars: failure ? 0 : (result?.context.length ?? 0), degraded: degraded ?? null } };
   };
 
   const participant = vscode.chat.createChatParticipant(PARTICIPANT_ID, handler);

@@ -1,6 +1,6 @@
 /** The `RAG: ...` commands and the status menu. */
 import * as vscode from 'vscode';
-import { copiedSummary, hitLabel, retrieveParams } from './lib/format';
+import { copiedSummary, degradedNote, hitLabel, retrievalFailure, retrieveParams } from './lib/format';
 import type { Chunk } from './lib/protocol';
 import { statusDetails } from './lib/status';
 import { chunkLocation } from './locations';
@@ -41,7 +41,8 @@ export function registerCommands(context: vscode.ExtensionContext, server: Ragls
         { location: vscode.ProgressLocation.Window, title: 'ragls: searching' },
         () => server.retrieve(retrieveParams(query, server.retrievalSettings())),
       );
-      if (res.error) void vscode.window.showWarningMessage(`ragls: ${res.error}`);
+      const problem = retrievalFailure(res) ?? degradedNote(res);
+      if (problem) void vscode.window.showWarningMessage(`ragls: ${problem}`);
       if (!res.chunks.length) {
         void vscode.window.showInformationMessage(`ragls: nothing in the index matches "${query}".`);
         return;
@@ -64,10 +65,13 @@ export function registerCommands(context: vscode.ExtensionContext, server: Ragls
     if (!query) return;
     try {
       const res = await server.retrieve(retrieveParams(query, server.retrievalSettings()));
-      if (res.error) {
-        void vscode.window.showWarningMessage(`ragls: ${res.error}`);
+      const failure = retrievalFailure(res);
+      if (failure) {
+        void vscode.window.showWarningMessage(`ragls: ${failure}`);
         return;
       }
+      const degraded = degradedNote(res);
+      if (degraded) void vscode.window.showWarningMessage(`ragls: ${degraded}`);
       if (!res.context) {
         const why = res.chunks.length
           ? `${res.chunks.length} chunks matched, but not even the best fits in ragls.retrieval.maxChars.`

@@ -63,7 +63,7 @@ def _wait(idx: Indexer, label: str, quiet: bool) -> None:
         if not quiet and time.monotonic() - last > 10:
             s = idx.snapshot()
             print(
-                f"  [{label}] {s.phase} dense {s.dense_done}/{s.files_total} files, {s.chunks} chunks, "
+                f"  [{label}] {s.phase} dense {s.dense.done}/{s.files_total} files, {s.chunks} chunks, "
                 f"{time.monotonic() - t0:.0f}s",
                 file=sys.stderr,
                 flush=True,

@@ -136,59 +136,29 @@ function M.context(query, opts)
 end
 
 --- Human-readable lines for an IndexStatus.
+--- :RagStatus lines: the shared status view (docs/clients/status.md) as the statusline shows
+--- it and its tooltip lines, then what only this report adds.
 function M.status_lines(st, client)
   local lines = {}
-  local function add(fmt, ...)
-    table.insert(lines, string.format(fmt, ...))
-  end
   if client then
-    add('ragls (client %d) %s', client.id, util.client_root(client) or '?')
+    table.insert(lines, string.format('ragls (client %d) %s', client.id, util.client_root(client) or '?'))
   end
-  add('state: %s   phase: %s   statusline: %s', tostring(st.state), tostring(st.phase), status.format({
-    state = st.state,
-    chunks = st.chunks,
-    total = st.filesTotal,
-    done = status.files_done(st),
-  }))
-  add(
-    'files: %s indexed, %s failed, %s total, %s skipped',
-    tostring(st.filesIndexed),
-    tostring(st.filesFailed),
-    tostring(st.filesTotal),
-    tostring(st.filesSkipped)
-  )
+  local v = status.view(st)
+  local icons = config.get().status
+  table.insert(lines, 'statusline: ' .. (icons.prefix or 'RAG') .. ' ' .. status.glyph(icons, v.icon) .. ' ' .. v.text)
+  vim.list_extend(lines, v.tooltip)
   if type(st.skippedByReason) == 'table' and next(st.skippedByReason) then
     local parts = {}
-    for k, v in pairs(st.skippedByReason) do
-      table.insert(parts, k .. '=' .. tostring(v))
+    for k, n in pairs(st.skippedByReason) do
+      table.insert(parts, k .. '=' .. tostring(n))
     end
     table.sort(parts)
-    add('skipped: %s', table.concat(parts, ', '))
+    table.insert(lines, 'Skipped: ' .. table.concat(parts, ', '))
   end
-  add('chunks: %s', tostring(st.chunks))
   if type(st.lexical) == 'table' and type(st.dense) == 'table' then
-    add('lexical: %s/%s   dense: %s/%s', tostring(st.lexical.done), tostring(st.lexical.total), tostring(st.dense.done), tostring(st.dense.total))
+    table.insert(lines, string.format('Vectors: lexical %s/%s, dense %s/%s', tostring(st.lexical.done), tostring(st.lexical.total), tostring(st.dense.done), tostring(st.dense.total)))
   end
-  if type(st.embedder) == 'table' then
-    add('embedder: %s %s (%s-d)', tostring(st.embedder.provider), tostring(st.embedder.model), tostring(st.embedder.dimension))
-  end
-  if type(st.store) == 'table' then
-    add('store: %s %s', tostring(st.store.kind), tostring(st.store.location))
-  end
-  if type(st.cache) == 'table' then
-    add('cache: %s hits, %s misses', tostring(st.cache.hits), tostring(st.cache.misses))
-  end
-  if st.lastIndexedAt and st.lastIndexedAt ~= vim.NIL then
-    add('last indexed: %s', tostring(st.lastIndexedAt))
-  end
-  add('workspace: %s   server: %s', tostring(st.workspace), tostring(st.version))
-  if type(st.errors) == 'table' and #st.errors > 0 then
-    add('errors (%d, newest last):', #st.errors)
-    for i = math.max(1, #st.errors - 4), #st.errors do
-      local e = st.errors[i]
-      add('  %s: %s', tostring(e.path), tostring(e.message))
-    end
-  end
+  table.insert(lines, 'Workspace: ' .. tostring(st.workspace))
   return lines
 end
 

@@ -15,99 +15,143 @@ local function reporter()
   }
 end
 
--- Server setting names (docs/configuration.md). Unknown camelCase keys are only reported as
--- info: the server ignores keys it does not know, and newer servers may add some.
-local known_settings = {
-  include = true,
-  exclude = true,
-  maxFileBytes = true,
-  cacheDir = true,
-  logLevel = true,
-  embedder = {
-    provider = true, model = true, baseUrl = true, apiKeyEnv = true, dimensions = true, batchSize = true,
-    threads = true, maxTokens = true, timeoutS = true, maxConcurrency = true, proxy = true,
-  },
-  qdrant = {
-    url = true, apiKeyEnv = true, path = true, collectionPrefix = true, preferGrpc = true,
-    shardNumber = true, replicationFactor = true,
-  },
-  retrieval = {
-    topK = true, maxChars = true, maxPerFile = true, fusion = true, denseWeight = true, lexicalWeight = true,
-    symbolBoost = true, rerank = true, candidates = true,
-  },
-  indexing = {
-    autoIndex = true, watch = true, debounceMs = true, openBufferDebounceMs = true, nice = true,
-    maxChunkChars = true, minChunkChars = true, smallClassChars = true, windowLines = true, windowOverlap = true,
-  },
-}
-
 local function camel(s)
   return (s:gsub('_(%l)', function(c)
     return c:upper()
   end))
 end
 
---- Checks the settings table. Returns warnings (snake_case names, wrong types) and infos
---- (names this client does not know).
-function M.lint_settings(settings)
+local function json_type(prop)
+  if prop.type then
+    return prop.type, false
+  end
+  local t, nullable = nil, false
+  for _, alt in ipairs(prop.anyOf or {}) do
+    if alt.type == 'null' then
+      nullable = true
+    else
+      t = alt.type
+      prop = alt
+    end
+  end
+  return t, nullable, prop
+end
+
+--- Problems with one value against its JSON Schema entry (type, enum, bounds), or nil.
+local function check_value(key, v, prop)
+  local t, nullable, inner = json_type(prop)
+  inner = inner or prop
+  if v == vim.NIL then
+    return (not nullable) and ('`' .. key .. '` may not be null') or nil
+  end
+  local ok = (t == 'string' and type(v) == 'string')
+    or (t == 'boolean' and type(v) == 'boolean')
+    or (t == 'number' and type(v) == 'number')
+    or (t == 'integer' and type(v) == 'number' and math.floor(v) == v)
+    or (t == 'array' and type(v) == 'table')
+    or (t == 'object' and type(v) == 'table')
+  if not ok then
+    return string.format('`%s` must be %s %s', key, t == 'integer' and 'an' or 'a', t == 'array' and 'list' or tostring(t))
+  end
+  if inner.enum and not vim.tbl_contains(inner.enum, v) then
+    return string.format('`%s` must be one of %s', key, table.concat(inner.enum, ', '))
+  end
+  if type(v) == 'number' then
+    if (inner.minimum and v < inner.minimum) or (inner.exclusiveMinimum and v <= inner.exclusiveMinimum) then
+      return string.format('`%s` is below its minimum (%s)', key, tostring(inner.minimum or inner.exclusiveMinimum))
+    end
+    if inner.maximum and v > inner.maximum then
+      return string.format('`%s` is above its maximum (%s)', key, tostring(inner.maximum))
+    end
+  end
+  return nil
+end
+
+--- Checks the settings table against the server's own schema (`ragls schema --flat`: dotted
+--- camelCase key -> JSON Schema; see M.server_schema). Returns warnings (wrong types, values
+--- out of range) and infos (names the server does not know: it ignores them). snake_case
+--- names are fine: the server accepts both.
+function M.lint_settings(settings, schema)
   local warnings, infos = {}, {}
   if type(settings) ~= 'table' then
     return { 'settings must be a table' }, infos
   end
-  local function walk(tbl, schema, prefix)
+  local sections = {}
+  for key in pairs(schema) do
+    local dot = key:find('.', 1, true)
+    if dot then
+      sections[key:sub(1, dot - 1)] = true
+    end
+  end
+  local function walk(tbl, prefix)
     for k, v in pairs(tbl) do
-      local key = prefix .. tostring(k)
-      local s = type(k) == 'string' and schema[k] or nil
-      if s == nil then
-        if type(k) == 'string' and k:find('_') then
-          local hint = schema[camel(k)] and (' (did you mean ' .. prefix .. camel(k) .. '?)') or ''
-          table.insert(warnings, 'setting `' .. key .. '` is snake_case and is ignored by the server' .. hint)
-        else
-          table.insert(infos, 'setting `' .. key .. '` is not one this client knows (the server ignores unknown keys)')
+      local name = type(k) == 'string' and camel(k) or tostring(k)
+      local key = prefix .. name
+      if schema[key] then
+        local problem = check_value(key, v, schema[key])
+        if problem then
+          table.insert(warnings, problem)
         end
-      elseif type(s) == 'table' then
+      elseif prefix == '' and sections[name] then
         if type(v) ~= 'table' then
           table.insert(warnings, '`' .. key .. '` must be a table')
         else
-          walk(v, s, key .. '.')
+          walk(v, key .. '.')
         end
+      else
+        table.insert(infos, 'setting `' .. prefix .. tostring(k) .. '` is not one the server knows (it ignores unknown keys)')
       end
     end
   end
-  walk(settings, known_settings, '')
-  for _, k in ipairs({ 'include', 'exclude' }) do
-    if settings[k] ~= nil and type(settings[k]) ~= 'table' then
-      table.insert(warnings, '`' .. k .. '` must be a list of globs')
-    end
-  end
+  walk(settings, '')
   return warnings, infos
 end
 
-local function run_version(cmd)
-  local out = {}
-  local ok, job = pcall(vim.fn.jobstart, { cmd, '--version' }, {
+local function run(argv)
+  local out, err = {}, {}
+  local ok, job = pcall(vim.fn.jobstart, argv, {
     stdout_buffered = true,
     stderr_buffered = true,
     on_stdout = function(_, data)
       vim.list_extend(out, data or {})
     end,
     on_stderr = function(_, data)
-      vim.list_extend(out, data or {})
+      vim.list_extend(err, data or {})
     end,
   })
+  local what = '`' .. table.concat(argv, ' ') .. '`'
   if not ok or job <= 0 then
-    return nil, 'could not run ' .. cmd
+    return nil, 'could not run ' .. what
   end
-  local res = vim.fn.jobwait({ job }, 10000)[1]
+  local res = vim.fn.jobwait({ job }, 20000)[1]
   if res == -1 then
     pcall(vim.fn.jobstop, job)
-    return nil, '`' .. cmd .. ' --version` timed out'
+    return nil, what .. ' timed out'
   end
   local text = vim.trim(table.concat(out, '\n'))
   if res ~= 0 then
-    return nil, string.format('`%s --version` exited %d: %s', cmd, res, text)
+    return nil, string.format('%s exited %d: %s', what, res, vim.trim(table.concat(err, '\n')))
   end
   return text, nil
+end
+
+--- The server's settings schema, from the server itself (`<exe> schema --flat`): the single
+--- source, so this check never drifts from the server that runs. nil, err on failure.
+function M.server_schema(exe)
+  local text, err = run({ exe, 'schema', '--flat' })
+  if not text then
+    return nil, err
+  end
+  local ok, schema = pcall(vim.fn.json_decode, text)
+  if not ok or type(schema) ~= 'table' then
+    return nil, 'cannot parse `' .. exe .. ' schema --flat`'
+  end
+  return schema, nil
+end
+
+local function run_version(cmd)
+  local text, err = run({ cmd, '--version' })
+  return text, err
 end
 
 function M.check()
@@ -205,16 +249,24 @@ function M.check()
     r.info('trusted_folders: ' .. table.concat(opts.trusted_folders, ', '))
   end
 
-  local lint, infos = M.lint_settings(opts.settings or {})
-  if #lint == 0 then
-    r.ok('settings look valid (camelCase, section `ragls`)')
-  else
-    for _, w in ipairs(lint) do
-      r.warn(w, { 'Settings use the server names in camelCase; see :help ragls-settings' })
-    end
+  local schema, serr = nil, 'the server was not found'
+  if util.is_executable(exe) then
+    schema, serr = M.server_schema(exe)
   end
-  for _, i in ipairs(infos) do
-    r.info(i)
+  if not schema then
+    r.info('settings not checked: ' .. tostring(serr))
+  else
+    local lint, infos = M.lint_settings(opts.settings or {}, schema)
+    if #lint == 0 then
+      r.ok('settings match the server\'s schema (`ragls schema --flat`)')
+    else
+      for _, w in ipairs(lint) do
+        r.warn(w, { 'See :help ragls-settings and `ragls schema --flat`' })
+      end
+    end
+    for _, i in ipairs(infos) do
+      r.info(i)
+    end
   end
   local s = opts.settings or {}
   local function env_set(name)

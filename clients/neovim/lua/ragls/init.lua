@@ -78,6 +78,20 @@ local function check_query(query)
   return nil
 end
 
+--- Why a rag/retrieve result is degraded, or nil: protocol 2 `warnings` (results from less than
+--- the full search, e.g. lexical only while the embedding provider is down), or a protocol-1
+--- `error` that still came with chunks.
+function M.degraded_note(result)
+  local ws = type(result.warnings) == 'table' and result.warnings or {}
+  if #ws == 0 and result.error ~= nil and result.error ~= vim.NIL and type(result.chunks) == 'table' and #result.chunks > 0 then
+    ws = { tostring(result.error) }
+  end
+  if #ws == 0 then
+    return nil
+  end
+  return 'degraded search: ' .. table.concat(ws, '; ')
+end
+
 --- rag/retrieve. cb(err, result)
 function M.retrieve(query, opts, cb)
   if type(opts) == 'function' then
@@ -90,8 +104,15 @@ function M.retrieve(query, opts, cb)
     return
   end
   lsp.request('rag/retrieve', retrieve_params(query, opts), function(err, result)
-    if not err and type(result) == 'table' and result.error ~= nil and result.error ~= vim.NIL then
-      err = { message = tostring(result.error) }
+    if not err and type(result) == 'table' then
+      local note = M.degraded_note(result)
+      if note then
+        -- Degraded, not failed: the results are real; the user should know they are partial.
+        vim.notify('[ragls] ' .. note, vim.log.levels.WARN)
+        util.fire('RaglsDegraded', { query = query, note = note })
+      elseif result.error ~= nil and result.error ~= vim.NIL then
+        err = { message = tostring(result.error) }
+      end
     end
     cb(err, result)
   end, { bufnr = opts.bufnr, timeout_ms = opts.timeout_ms, client = opts.client })

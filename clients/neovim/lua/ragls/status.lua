@@ -41,38 +41,109 @@ function M.get(client_id)
   return M.states[client_id]
 end
 
-local function human(n)
-  n = tonumber(n) or 0
-  if n < 1000 then
-    return tostring(math.floor(n))
-  elseif n < 10000 then
-    local s = string.format('%.1fk', n / 1000)
-    return (s:gsub('%.0k$', 'k'))
-  elseif n < 1000000 then
-    return string.format('%dk', math.floor(n / 1000 + 0.5))
-  end
-  local s = string.format('%.1fM', n / 1000000)
-  return (s:gsub('%.0M$', 'M'))
+--- 1234567 -> "1,234,567", whatever the locale.
+local function num(n)
+  local s = tostring(math.floor((tonumber(n) or 0) + 0.5))
+  local out = s:reverse():gsub('(%d%d%d)', '%1,'):reverse()
+  return (out:gsub('^(-?),', '%1'))
 end
-M.human = human
+M.num = num
 
---- Formats a state as the statusline string.
+local function present(v)
+  return v ~= nil and v ~= vim.NIL and v ~= ''
+end
+
+--- The shared mapping from an IndexStatus to what the user sees (docs/clients/status.md):
+--- { icon = 'indexing'|'ready'|'warning'|'error', text = '1,234 chunks', tooltip = { lines } }.
+--- The same case table (tests/fixtures/status-cases.json) runs here, in VS Code and JetBrains.
+function M.view(s)
+  local total = tonumber(s.filesTotal) or 0
+  local failed = tonumber(s.filesFailed) or 0
+  local warnings = type(s.warnings) == 'table' and s.warnings or {}
+  local chunks = num(s.chunks) .. ' chunks'
+  local icon, text
+  if s.state == 'indexing' then
+    icon = 'indexing'
+    local done = math.min((tonumber(s.filesIndexed) or 0) + failed, total)
+    text = total > 0 and (num(done) .. '/' .. num(total)) or 'indexing'
+  elseif s.state == 'error' then
+    local soft = s.phase == 'paused' or s.phase == 'waiting'
+    icon = soft and 'warning' or 'error'
+    text = soft and s.phase or 'error'
+  else
+    icon = (failed > 0 or #warnings > 0) and 'warning' or 'ready'
+    text = failed > 0 and (chunks .. ', ' .. num(failed) .. ' failed') or chunks
+  end
+  local t = { string.format('State: %s (%s)', tostring(s.state), tostring(s.phase)) }
+  if present(s.message) then
+    table.insert(t, tostring(s.message))
+  end
+  local files = 'Files: ' .. num(s.filesIndexed) .. '/' .. num(total) .. ' indexed'
+  if failed > 0 then
+    files = files .. ', ' .. num(failed) .. ' failed'
+  end
+  if (tonumber(s.filesSkipped) or 0) > 0 then
+    files = files .. ', ' .. num(s.filesSkipped) .. ' skipped'
+  end
+  table.insert(t, files)
+  table.insert(t, 'Chunks: ' .. num(s.chunks))
+  local emb = type(s.embedder) == 'table' and s.embedder or {}
+  if present(emb.provider) or present(emb.model) then
+    local dim = (tonumber(emb.dimension) or 0) > 0 and (', ' .. tostring(emb.dimension) .. '-d') or ''
+    table.insert(t, 'Embedder: ' .. (present(emb.provider) and emb.provider or '') .. ' / ' .. (present(emb.model) and emb.model or '') .. dim)
+  end
+  local store = type(s.store) == 'table' and s.store or {}
+  if present(store.kind) then
+    table.insert(t, 'Store: ' .. store.kind .. (present(store.location) and (' at ' .. store.location) or ''))
+  end
+  if present(s.lastIndexedAt) then
+    table.insert(t, 'Last indexed: ' .. tostring(s.lastIndexedAt))
+  end
+  for _, w in ipairs(warnings) do
+    table.insert(t, 'Warning: ' .. tostring(w))
+  end
+  local errs = type(s.errors) == 'table' and s.errors or {}
+  if #errs > 0 then
+    local last = errs[#errs]
+    table.insert(t, string.format('Errors: %d; last: %s: %s', #errs, tostring(last.path), tostring(last.message)))
+  end
+  if present(s.version) then
+    table.insert(t, 'Server: ragls ' .. tostring(s.version))
+  end
+  return { icon = icon, text = text, tooltip = t }
+end
+
+local function glyph(icons, icon)
+  if icon == 'indexing' then
+    return icons.busy or '…'
+  end
+  return icons[icon] or (icon == 'warning' and '⚠') or icons.error or '✗'
+end
+M.glyph = glyph
+
+--- Formats a state as the statusline string: `RAG <glyph> <text>` from the shared view of the
+--- last IndexStatus; while $/progress runs, its n/N; before any status, or after the server
+--- stopped, the glyph alone.
 function M.format(st, icons)
   icons = icons or config.get().status
   local prefix = icons.prefix or 'RAG'
   if not st then
     return ''
   end
+  if st.state == 'indexing' then
+    if st.total and st.total > 0 then
+      return string.format('%s %s %s/%s', prefix, glyph(icons, 'indexing'), num(math.min(st.done or 0, st.total)), num(st.total))
+    end
+    return prefix .. ' ' .. glyph(icons, 'indexing') .. ' indexing'
+  end
+  if type(st.status) == 'table' and st.status.state == st.state then
+    local v = M.view(st.status)
+    return prefix .. ' ' .. glyph(icons, v.icon) .. ' ' .. v.text
+  end
   if st.state == 'error' or st.state == 'stopped' then
-    return prefix .. ' ' .. icons.error
+    return prefix .. ' ' .. glyph(icons, 'error')
   end
-  if st.state == 'ready' then
-    return prefix .. ' ' .. icons.ready .. ' ' .. human(st.chunks or 0)
-  end
-  if st.total and st.total > 0 then
-    return string.format('%s %d/%d', prefix, st.done or 0, st.total)
-  end
-  return prefix .. ' ' .. icons.busy
+  return prefix .. ' ' .. glyph(icons, 'indexing')
 end
 
 local function client_for_buf(bufnr)
@@ -116,14 +187,11 @@ function M.changed(client_id)
   end
 end
 
---- Files fully processed: dense vectors done (the slower, final phase) plus failures; a
---- server without the `dense` field falls back to filesIndexed + filesFailed.
+--- Files the index is done with (indexed or failed), at most filesTotal: the `n` of the shared
+--- status view's `n/N` (docs/clients/status.md).
 function M.files_done(status)
-  local failed = tonumber(status.filesFailed) or 0
-  if type(status.dense) == 'table' and tonumber(status.dense.done) then
-    return math.min(tonumber(status.dense.done) + failed, tonumber(status.filesTotal) or math.huge)
-  end
-  return (tonumber(status.filesIndexed) or 0) + failed
+  local done = (tonumber(status.filesIndexed) or 0) + (tonumber(status.filesFailed) or 0)
+  return math.min(done, tonumber(status.filesTotal) or math.huge)
 end
 
 --- Applies an IndexStatus object (rag/statusChanged params or rag/indexStatus result).

@@ -1,7 +1,7 @@
 /**
  * Text formatting shared by the chat participant and the commands. No `vscode` import.
  */
-import type { Chunk, RetrieveParams } from './protocol';
+import type { Chunk, RetrieveParams, RetrieveResult } from './protocol';
 import { linesLabel } from './ranges';
 
 /** The server accepts queries of 1..4000 characters. */
@@ -102,4 +102,20 @@ export function retrieveParams(
   if (retrieval?.topK != null) params.topK = retrieval.topK;
   if (retrieval?.maxChars != null) params.maxChars = retrieval.maxChars;
   return params;
+}
+
+/**
+ * Why a result is degraded (protocol 2 `warnings`: real results from less than the full
+ * search), as one line, or undefined. A protocol-1 server said the same in `error` while still
+ * returning chunks; that counts as degraded too, not as a failure.
+ */
+export function degradedNote(result: RetrieveResult | undefined): string | undefined {
+  if (!result) return undefined;
+  const warnings = result.warnings?.length ? result.warnings : result.error && result.chunks.length ? [result.error] : [];
+  return warnings.length ? `Degraded search: ${warnings.join('; ')}` : undefined;
+}
+
+/** "No retrieval": nothing could be searched (an `error` without results). */
+export function retrievalFailure(result: RetrieveResult | undefined): string | undefined {
+  return result?.error && !result.chunks.length ? result.error : undefined;
 }

@@ -45,11 +45,14 @@ export interface RetrieveResult {
   context: string;
   chunks: Chunk[];
   tookMs: number;
+  /** No retrieval: nothing could be searched (context and chunks are empty). */
   error?: string | null;
+  /** Degraded (protocol 2): real results from less than the full search, e.g. lexical only. */
+  warnings?: string[];
 }
 
 export type IndexState = 'indexing' | 'ready' | 'error';
-export type IndexPhase = 'starting' | 'discovering' | 'lexical' | 'dense' | 'idle' | 'error';
+export type IndexPhase = 'starting' | 'discovering' | 'lexical' | 'dense' | 'idle' | 'waiting' | 'paused' | 'error';
 
 export interface IndexStatus {
   state: IndexState;
@@ -69,6 +72,10 @@ export interface IndexStatus {
   errors?: { path: string; message: string; time?: string }[];
   workspace?: string;
   version?: string;
+  protocolVersion?: number;
+  message?: string | null;
+  warnings?: string[];
+  watching?: boolean;
 }
 
 export interface ReindexParams {

@@ -2,7 +2,7 @@
  * The `ragls_search` language-model tool (`#ragls` in chat): its input, as a model sends it,
  * to `rag/retrieve` params, and the result to the text the model reads. No `vscode` import.
  */
-import { retrieveParams } from './format';
+import { degradedNote, retrievalFailure, retrieveParams } from './format';
 import type { RetrieveParams, RetrieveResult } from './protocol';
 
 export const SEARCH_TOOL_NAME = 'ragls_search';
@@ -49,8 +49,10 @@ export function searchToolParams(
 
 /** The text the model reads: the `<rag_context>` block, or why there is none. */
 export function searchToolText(result: RetrieveResult, params: RetrieveParams): string {
-  if (result.error) return `ragls could not search the index: ${result.error}`;
-  if (result.context) return result.context;
+  const failure = retrievalFailure(result);
+  if (failure) return `ragls could not search the index: ${failure}`;
+  const degraded = degradedNote(result);
+  if (result.context) return degraded ? `${result.context}\n\n(${degraded})` : result.context;
   const filters = [params.paths?.length ? `paths ${params.paths.join(', ')}` : '', params.languages?.length ? `languages ${params.languages.join(', ')}` : '']
     .filter(Boolean)
     .join(' and ');

@@ -7,6 +7,9 @@
  * "indexing" while a progress is open.
  */
 import type { IndexStatus, WorkDoneProgressValue } from './protocol';
+import { CODICONS, formatNumber, indexView } from './statusView';
+
+export { formatNumber };
 
 export type Lifecycle =
   | 'starting' // the process is being spawned / initialize is pending
@@ -43,10 +46,6 @@ export function parseCounts(message: string | undefined): { done: number; total:
   const m = COUNT_RE.exec(message);
   if (!m) return undefined;
   return { done: Number(m[1]), total: Number(m[2]) };
-}
-
-export function formatNumber(n: number): string {
-  return Math.round(n).toLocaleString('en-US');
 }
 
 export class StatusModel {
@@ -147,13 +146,14 @@ export class StatusModel {
 
     const st = this.status;
     const details = statusDetails(st);
+    // $/progress newer than the status: the progress's n/N, with the indexing icon.
     if (this.progressActive || st?.state === 'indexing') {
       const c = this.counts;
       const pct = this.currentPercentage();
-      let text = '$(sync~spin) RAG';
-      if (c && c.total > 0) text += ` ${c.done}/${c.total}`;
+      let text = `${CODICONS.indexing} RAG`;
+      if (c && c.total > 0) text += ` ${formatNumber(Math.min(c.done, c.total))}/${formatNumber(c.total)}`;
       else if (pct !== undefined) text += ` ${Math.round(pct)}%`;
-      else text += ': indexing';
+      else text += ' indexing';
       const lines = [...this.progressLines(), ...details];
       return { text, details: lines, severity: 'normal', spinning: true, state: 'indexing' };
     }
@@ -166,17 +166,15 @@ export class StatusModel {
         state: 'starting',
       };
     }
-    if (st.state === 'error') {
-      return { text: '$(warning) RAG: error', details, severity: 'warning', spinning: false, state: 'error' };
-    }
-    let text = `$(database) RAG: ${formatNumber(st.chunks ?? 0)} chunks`;
-    if (st.filesFailed > 0) text += ` $(warning) ${st.filesFailed}`;
+    // Everything else is the shared mapping (docs/clients/status.md).
+    const v = indexView(st);
+    const severity = v.icon === 'error' || v.icon === 'warning' ? 'warning' : 'normal';
     return {
-      text,
+      text: `${CODICONS[v.icon]} RAG ${v.text}`,
       details,
-      severity: st.filesFailed > 0 ? 'warning' : 'normal',
+      severity,
       spinning: false,
-      state: 'ready',
+      state: st.state === 'error' ? 'error' : 'ready',
     };
   }
 
@@ -197,41 +195,7 @@ export class StatusModel {
   }
 }
 
-/** Human-readable lines describing an IndexStatus (tooltip and quick pick). */
+/** The tooltip and quick-pick lines for an IndexStatus: the shared mapping's tooltip. */
 export function statusDetails(st: IndexStatus | undefined): string[] {
-  if (!st) return [];
-  const lines: string[] = [];
-  lines.push(`State: ${st.state} (${st.phase})`);
-  lines.push(
-    `Files: ${st.filesIndexed}/${st.filesTotal} indexed` +
-      (st.filesFailed ? `, ${st.filesFailed} failed` : '') +
-      (st.filesSkipped ? `, ${st.filesSkipped} skipped` : ''),
-  );
-  const reasons = Object.entries(st.skippedByReason ?? {}).filter(([, n]) => n > 0);
-  if (reasons.length) {
-    lines.push(`Skipped: ${reasons.map(([r, n]) => `${r} ${n}`).join(', ')}`);
-  }
-  lines.push(`Chunks: ${formatNumber(st.chunks ?? 0)}`);
-  if (st.lexical || st.dense) {
-    const part = (name: string, p?: { done: number; total: number }) => (p ? `${name} ${p.done}/${p.total}` : undefined);
-    lines.push(`Vectors: ${[part('lexical', st.lexical), part('dense', st.dense)].filter(Boolean).join(', ')}`);
-  }
-  if (st.embedder && (st.embedder.provider || st.embedder.model)) {
-    const dim = st.embedder.dimension ? `, ${st.embedder.dimension}-d` : '';
-    lines.push(`Embedder: ${[st.embedder.provider, st.embedder.model].filter(Boolean).join(' / ')}${dim}`);
-  }
-  if (st.store && (st.store.kind || st.store.location)) {
-    lines.push(`Store: ${[st.store.kind, st.store.location].filter(Boolean).join(' at ')}`);
-  }
-  if (st.cache && typeof st.cache.hitRate === 'number') {
-    lines.push(`Embedding cache: ${Math.round(st.cache.hitRate * 100)}% hits`);
-  }
-  if (st.lastIndexedAt) lines.push(`Last indexed: ${st.lastIndexedAt}`);
-  const errors = st.errors ?? [];
-  if (errors.length) {
-    const last = errors[errors.length - 1];
-    lines.push(`Errors: ${errors.length}; last: ${last.path}: ${last.message}`);
-  }
-  if (st.version) lines.push(`Server: ragls ${st.version}`);
-  return lines;
+  return st ? indexView(st).tooltip : [];
 }

@@ -481,14 +481,14 @@ async function openAndWaitReady(h: Harness, prefix: string): Promise<boolean> {
             seen.add(state);
           }
           if (/^ragls (notFound|stopped)/.test(l)) throw new Error(`status bar: ${l}`);
-          return /^ragls ready: RAG: [\d,]+ chunks/.test(l) ? l : undefined;
+          return /^ragls ready: RAG [\d,]+ chunks/.test(l) ? l : undefined;
         },
         READY_TIMEOUT_MS,
       );
-      const chunks = Number(/RAG: ([\d,]+) chunks/.exec(label)![1].replace(/,/g, ''));
+      const chunks = Number(/RAG ([\d,]+) chunks/.exec(label)![1].replace(/,/g, ''));
       assert(chunks > 0, `expected chunks > 0 in "${label}"`);
       const text = await h.statusItem().innerText();
-      assert(/RAG: [\d,]+ chunks/.test(text), `status text "${text}"`);
+      assert(/RAG [\d,]+ chunks/.test(text), `status text "${text}"`);
       await h.screenshot(`${prefix ? 'login-path-' : ''}status-ready`);
     });
 
@@ -693,7 +693,7 @@ async function main(): Promise<number> {
       await waitUntil('the status to leave ready', async () => ((await h.statusLabel()).startsWith('ragls ready') ? undefined : true), 15_000, 50).catch(() => {
         // a fast restart may be missed between polls; the log tells
       });
-      await waitUntil('ready again', async () => (/^ragls ready: RAG: [\d,]+ chunks/.test(await h.statusLabel()) ? true : undefined), READY_TIMEOUT_MS);
+      await waitUntil('ready again', async () => (/^ragls ready: RAG [\d,]+ chunks/.test(await h.statusLabel()) ? true : undefined), READY_TIMEOUT_MS);
     });
 
     if (ready) await step(h, '@rag still answers, without context, when the server is missing', async () => {

@@ -4,10 +4,12 @@ import {
   MAX_QUERY_CHARS,
   chunkLocationLabel,
   copiedSummary,
+  degradedNote,
   escapeMarkdown,
   formatScore,
   hitLabel,
   prependContext,
+  retrievalFailure,
   retrieveParams,
   searchResultLines,
   toQuery,
@@ -88,4 +90,19 @@ test('copy summary counts blocks and files', () => {
     copiedSummary(context, [chunk, chunk]),
     `Copied <rag_context> with 1 chunk from 1 file (${context.length} characters).`,
   );
+});
+
+test('degraded results (protocol 2 warnings, or a protocol-1 error with chunks) are a note, not a failure', () => {
+  const base = { context: '<rag_context>…</rag_context>', chunks: [chunk], tookMs: 3 };
+  assert.equal(degradedNote({ ...base, error: null, warnings: [] }), undefined);
+  assert.equal(retrievalFailure({ ...base, error: null, warnings: [] }), undefined);
+  const v2 = { ...base, error: null, warnings: ['dense search unavailable (HTTP 500); results are lexical only'] };
+  assert.equal(degradedNote(v2), 'Degraded search: dense search unavailable (HTTP 500); results are lexical only');
+  assert.equal(retrievalFailure(v2), undefined);
+  const v1 = { ...base, error: 'dense search unavailable; results are lexical only' };
+  assert.match(degradedNote(v1) ?? '', /lexical only/);
+  assert.equal(retrievalFailure(v1), undefined, 'an old server that still returned results did not fail');
+  const failed = { context: '', chunks: [], tookMs: 0, error: 'retrieval failed: store down', warnings: [] };
+  assert.equal(retrievalFailure(failed), 'retrieval failed: store down');
+  assert.equal(degradedNote(failed), undefined);
 });

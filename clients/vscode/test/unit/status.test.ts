@@ -1,7 +1,11 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import type { IndexStatus } from '../../src/lib/protocol';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
 import { StatusModel, parseCounts, statusDetails } from '../../src/lib/status';
+import { CODICONS, indexView } from '../../src/lib/statusView';
+import { REPO_ROOT } from '../support/env';
 
 function status(over: Partial<IndexStatus> = {}): IndexStatus {
   return {
@@ -63,7 +67,7 @@ test('progress drives the spinner and n/N, then status drives ready', () => {
   m.applyStatus(status());
   const v = m.view();
   assert.equal(v.state, 'ready');
-  assert.equal(v.text, '$(database) RAG: 1,234 chunks');
+  assert.equal(v.text, '$(database) RAG 1,234 chunks');
   assert.equal(v.severity, 'normal');
   assert.equal(v.spinning, false);
 });
@@ -74,7 +78,7 @@ test('statusChanged while indexing shows n/N without progress', () => {
   m.applyStatus(status({ state: 'indexing', phase: 'dense', filesIndexed: 2, filesFailed: 1, chunks: 10 }));
   assert.equal(m.view().text, '$(sync~spin) RAG 3/9');
   m.applyStatus(status({ state: 'indexing', phase: 'discovering', filesTotal: 0, filesIndexed: 0, chunks: 0 }));
-  assert.equal(m.view().text, '$(sync~spin) RAG: indexing');
+  assert.equal(m.view().text, '$(sync~spin) RAG indexing');
 });
 
 test('percentage is used when no counts are known', () => {
@@ -100,12 +104,12 @@ test('error state and failed files use the warning colour', () => {
   m.setLifecycle('running');
   m.applyStatus(status({ state: 'error', phase: 'error', errors: [{ path: 'a.py', message: 'boom', time: 't' }] }));
   let v = m.view();
-  assert.deepEqual([v.state, v.severity, v.text], ['error', 'warning', '$(warning) RAG: error']);
+  assert.deepEqual([v.state, v.severity, v.text], ['error', 'warning', '$(error) RAG error']);
   assert.ok(v.details.some((l) => l.includes('a.py: boom')));
   m.applyStatus(status({ filesIndexed: 7, filesFailed: 2 }));
   v = m.view();
   assert.deepEqual([v.state, v.severity], ['ready', 'warning']);
-  assert.equal(v.text, '$(database) RAG: 1,234 chunks $(warning) 2');
+  assert.equal(v.text, '$(warning) RAG 1,234 chunks, 2 failed');
 });
 
 test('restarting the server clears the stale status', () => {
@@ -117,22 +121,21 @@ test('restarting the server clears the stale status', () => {
   assert.equal(m.view().state, 'starting');
 });
 
-test('details describe the index', () => {
-  const lines = statusDetails(status());
-  assert.deepEqual(lines, [
-    'State: ready (idle)',
-    'Files: 9/9 indexed, 5 skipped',
-    'Skipped: ignored 4, secret 1',
-    'Chunks: 1,234',
-    'Vectors: lexical 9/9, dense 9/9',
-    'Embedder: local / all-MiniLM-L6-v2, 384-d',
-    'Store: edge at /tmp/x',
-    'Embedding cache: 25% hits',
-    'Last indexed: 2025-01-01T00:00:00Z',
-    'Server: ragls 0.1.0',
-  ]);
+test('the shared status case table (tests/fixtures/status-cases.json)', () => {
+  const table = JSON.parse(fs.readFileSync(path.join(REPO_ROOT, 'tests', 'fixtures', 'status-cases.json'), 'utf8'));
+  assert.ok(table.cases.length >= 10);
+  for (const c of table.cases) {
+    const st = { ...table.base, ...c.status } as IndexStatus;
+    assert.deepEqual(indexView(st), { icon: c.icon, text: c.text, tooltip: c.tooltip }, c.name);
+    // The status bar renders that view (a running server with no newer progress).
+    const m = new StatusModel();
+    m.setLifecycle('running');
+    m.applyStatus(st);
+    assert.equal(m.view().text, `${CODICONS[c.icon as keyof typeof CODICONS]} RAG ${c.text}`, c.name);
+    assert.deepEqual(m.view().details, c.tooltip, c.name);
+  }
   assert.deepEqual(statusDetails(undefined), []);
-  // Unknown/missing optional fields are tolerated.
+  // Unknown/missing optional fields of an older server are tolerated.
   const minimal = statusDetails({ state: 'ready', phase: 'idle', filesTotal: 0, filesIndexed: 0, filesFailed: 0, filesSkipped: 0, chunks: 0 });
   assert.deepEqual(minimal, ['State: ready (idle)', 'Files: 0/0 indexed', 'Chunks: 0']);
 });

@@ -12,10 +12,9 @@ import * as path from 'node:path';
 import { describe, test } from 'node:test';
 import { resolveServerCommand } from '../../src/lib/serverPath';
 import { explicitSettings, ignoredWorkspaceKeys, serverSettings, userScopeOnlyKeys, type Inspected } from '../../src/lib/settings';
+import { CLIENT_SENSITIVE } from '../../src/lib/settingsSchema';
 import { IS_CI, PACKAGE_ROOT, isExecutable, serverPath } from '../support/env';
 
-/** Client-side keys that choose what runs: the executable and its environment. */
-const CLIENT_SENSITIVE = ['ragls.server.path', 'ragls.server.extraEnv'];
 
 const pkg = JSON.parse(fs.readFileSync(path.join(PACKAGE_ROOT, 'package.json'), 'utf8'));
 const SERVER = serverPath();

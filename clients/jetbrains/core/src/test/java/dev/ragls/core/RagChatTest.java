@@ -103,6 +103,19 @@ class RagChatTest {
     }
 
     @Test
+    void degradedResultsAreUsedAndNoted() {
+        RetrieveResult lexicalOnly = new RetrieveResult(HIT.context(), HIT.chunks(), 1, null,
+                List.of("dense search unavailable (HTTP 500); results are lexical only"));
+        RagChat.Prepared p = RagChat.prepare("hi", RagChat.Options.defaults(), q -> lexicalOnly);
+        assertTrue(p.sentText().startsWith(HIT.context()), "the context is still sent");
+        assertEquals("Degraded search: dense search unavailable (HTTP 500); results are lexical only", p.ragNote());
+        // a protocol-1 server put the same note in `error`, with results: degraded, not failed
+        RetrieveResult v1 = new RetrieveResult(HIT.context(), HIT.chunks(), 1, "results are lexical only");
+        assertEquals("Degraded search: results are lexical only", RagChat.prepare("hi", RagChat.Options.defaults(), q -> v1).ragNote());
+        assertTrue(RagChat.prepare("hi", RagChat.Options.defaults(), q -> v1).sentText().startsWith(HIT.context()));
+    }
+
+    @Test
     void emptyContextAndDisabledRag() {
         RagChat.Prepared none = RagChat.prepare("hi", RagChat.Options.defaults(), q -> RetrieveResult.empty());
         assertEquals("hi", none.sentText());

@@ -39,12 +39,12 @@ class StatusTextTest {
     void constantsAndNumbers() {
         assertEquals("RAG \u2713", StatusText.READY);
         assertEquals("RAG \u2717", StatusText.ERROR);
-        assertEquals("RAG 1,234/5,000", StatusText.counts(1234, 5000));
-        assertEquals("RAG 5,000/5,000", StatusText.counts(6000, 5000), "done never exceeds total");
-        assertEquals("RAG 0/0", StatusText.counts(0, 0));
-        assertEquals("RAG 1,000,000/2,000,000", StatusText.counts(1_000_000, 2_000_000));
-        assertEquals("RAG 42%", StatusText.percent(42));
-        assertEquals("RAG 100%", StatusText.percent(140));
+        assertEquals("RAG \u2026 1,234/5,000", StatusText.counts(1234, 5000));
+        assertEquals("RAG \u2026 5,000/5,000", StatusText.counts(6000, 5000), "done never exceeds total");
+        assertEquals("RAG \u2026 0/0", StatusText.counts(0, 0));
+        assertEquals("RAG \u2026 1,000,000/2,000,000", StatusText.counts(1_000_000, 2_000_000));
+        assertEquals("RAG \u2026 42%", StatusText.percent(42));
+        assertEquals("RAG \u2026 100%", StatusText.percent(140));
     }
 
     @Test
@@ -52,11 +52,11 @@ class StatusTextTest {
         Locale saved = Locale.getDefault();
         try {
             Locale.setDefault(Locale.GERMANY);
-            assertEquals("RAG 1,234/5,000", StatusText.counts(1234, 5000));
+            assertEquals("RAG \u2026 1,234/5,000", StatusText.counts(1234, 5000));
             Locale.setDefault(new Locale("fr", "FR"));
             StatusModel m = running();
             m.onStatus(status("indexing", "dense", 5000, 1200, 34));
-            assertEquals("RAG 1,234/5,000", m.text());
+            assertEquals("RAG \u2026 1,234/5,000", m.text());
         } finally {
             Locale.setDefault(saved);
         }
@@ -90,20 +90,20 @@ class StatusTextTest {
     void everyIndexState() {
         StatusModel m = running();
         m.onStatus(status("indexing", "starting", 0, 0, 0));
-        assertEquals("RAG \u2026", m.text(), "indexing before files are counted");
+        assertEquals("RAG \u2026 indexing", m.text(), "indexing before files are counted");
         m.onStatus(status("indexing", "discovering", 0, 0, 0));
-        assertEquals("RAG \u2026", m.text());
+        assertEquals("RAG \u2026 indexing", m.text());
         m.onStatus(status("indexing", "lexical", 5000, 1200, 34));
-        assertEquals("RAG 1,234/5,000", m.text());
+        assertEquals("RAG \u2026 1,234/5,000", m.text());
         assertTrue(m.isIndexing());
         m.onStatus(status("ready", "idle", 5000, 4990, 10));
-        assertEquals("RAG \u2713", m.text());
+        assertEquals("RAG \u26a0 99 chunks, 10 failed", m.text());
         assertFalse(m.isIndexing());
         assertTrue(m.tooltip().contains("Files: 4,990/5,000 indexed, 10 failed, 2 skipped"), m.tooltip());
-        assertTrue(m.tooltip().contains("Embedder: local all-MiniLM-L6-v2 (384-d)"), m.tooltip());
-        assertTrue(m.tooltip().contains("Last error: bad.py: cannot parse"), m.tooltip());
+        assertTrue(m.tooltip().contains("Embedder: local / all-MiniLM-L6-v2, 384-d"), m.tooltip());
+        assertTrue(m.tooltip().contains("Errors: 1; last: bad.py: cannot parse"), m.tooltip());
         m.onStatus(status("error", "error", 5000, 0, 0));
-        assertEquals("RAG \u2717", m.text());
+        assertEquals("RAG \u2717 error", m.text());
     }
 
     @Test
@@ -112,23 +112,23 @@ class StatusTextTest {
         m.setServerState(ServerState.STARTING, null);
         m.onStatus(status("ready", "idle", 3, 3, 0));
         assertEquals(ServerState.RUNNING, m.serverState());
-        assertEquals("RAG \u2713", m.text());
+        assertEquals("RAG \u2713 99 chunks", m.text());
     }
 
     @Test
     void progressDrivesTheTextWhenNewer() {
         StatusModel m = running();
         m.onProgress(progress("begin", "0/13 files", 0));
-        assertEquals("RAG 0/13", m.text());
+        assertEquals("RAG \u2026 0/13", m.text());
         m.onProgress(progress("report", "7/13 files", 53));
-        assertEquals("RAG 7/13", m.text());
+        assertEquals("RAG \u2026 7/13", m.text());
         assertTrue(m.tooltip().contains("ragls: indexing"), m.tooltip());
         m.onStatus(status("indexing", "dense", 13, 9, 0));
-        assertEquals("RAG 9/13", m.text(), "a newer statusChanged wins");
+        assertEquals("RAG \u2026 9/13", m.text(), "a newer statusChanged wins");
         m.onProgress(progress("end", "13 files, 40 chunks", null));
         assertEquals("RAG \u2026", m.text(), "run ended; waiting for rag/indexStatus");
         m.onStatus(status("ready", "idle", 13, 13, 0));
-        assertEquals("RAG \u2713", m.text());
+        assertEquals("RAG \u2713 99 chunks", m.text());
     }
 
     @Test
@@ -137,7 +137,7 @@ class StatusTextTest {
         m.onProgress(progress("begin", "0/0 files", 0));
         assertEquals("RAG \u2026", m.text());
         m.onProgress(progress("report", "0/8 files", 50));
-        assertEquals("RAG 0/8", m.text());
+        assertEquals("RAG \u2026 0/8", m.text());
     }
 
     @Test
@@ -148,7 +148,7 @@ class StatusTextTest {
         m.onProgress(progress("report", "discovering files", 0));
         assertEquals("RAG \u2026", m.text());
         m.onProgress(progress("report", "working", 42));
-        assertEquals("RAG 42%", m.text());
+        assertEquals("RAG \u2026 42%", m.text());
         m.onProgress(progress("report", null, null));
         assertEquals("RAG \u2026", m.text());
     }
@@ -158,9 +158,9 @@ class StatusTextTest {
         StatusModel m = running();
         m.onStatus(status("ready", "idle", 13, 13, 0));
         m.onProgress(progress("begin", "0/2 files", 0));
-        assertEquals("RAG 0/2", m.text());
+        assertEquals("RAG \u2026 0/2", m.text());
         m.onStatus(status("ready", "idle", 13, 13, 0));
-        assertEquals("RAG \u2713", m.text(), "ready status newer than the open progress");
+        assertEquals("RAG \u2713 99 chunks", m.text(), "ready status newer than the open progress");
     }
 
     @Test
@@ -168,7 +168,7 @@ class StatusTextTest {
         StatusModel m = running();
         m.onProgress(progress("begin", "0/2 files", 0));
         m.onStatus(status("error", "error", 2, 0, 0));
-        assertEquals("RAG \u2717", m.text());
+        assertEquals("RAG \u2717 error", m.text());
     }
 
     @Test

@@ -54,8 +54,8 @@ public final class RaglsConfigurable implements Configurable {
                 .withDescription("Path to the ragls server (empty: ragls on PATH)"));
         trustedFolders = new JBTextArea(3, 40);
         ragEnabled = new JBCheckBox("Enable project context (RAG)");
-        topK = new JSpinner(new SpinnerNumberModel(5, ClientSettings.MIN_TOP_K, ClientSettings.MAX_TOP_K, 1));
-        maxChars = new JSpinner(new SpinnerNumberModel(4000, ClientSettings.MIN_MAX_CHARS, ClientSettings.MAX_MAX_CHARS, 500));
+        topK = new JSpinner(new SpinnerNumberModel(ClientSettings.DEFAULT_TOP_K, ClientSettings.MIN_TOP_K, ClientSettings.MAX_TOP_K, 1));
+        maxChars = new JSpinner(new SpinnerNumberModel(ClientSettings.DEFAULT_MAX_CHARS, ClientSettings.MIN_MAX_CHARS, ClientSettings.MAX_MAX_CHARS, 500));
         autoIndex = new JBCheckBox("Index the project automatically");
         chatBaseUrl = new JBTextField();
         chatBaseUrl.getEmptyText().setText(ChatConfig.OLLAMA_BASE_URL);

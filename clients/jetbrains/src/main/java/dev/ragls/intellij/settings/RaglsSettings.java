@@ -27,9 +27,9 @@ public final class RaglsSettings implements PersistentStateComponent<RaglsSettin
     public static final class State {
         public String serverPath = "";
         public boolean ragEnabled = true;
-        public int topK = 5;
-        public int maxChars = 4000;
-        public boolean autoIndex = true;
+        public int topK = ClientSettings.DEFAULT_TOP_K;
+        public int maxChars = ClientSettings.DEFAULT_MAX_CHARS;
+        public boolean autoIndex = ClientSettings.DEFAULT_AUTO_INDEX;
         public String chatBaseUrl = ChatConfig.OLLAMA_BASE_URL;
         public String chatModel = ChatConfig.DEFAULT_MODEL;
         public int chatTimeoutSeconds = 120;

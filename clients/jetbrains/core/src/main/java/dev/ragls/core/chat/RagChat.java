@@ -76,15 +76,16 @@ public final class RagChat {
         if (r == null) {
             return new Prepared(userText, userText, null, "Project context unavailable.");
         }
-        if (r.error() != null && !r.error().isEmpty()) {
-            return new Prepared(userText, userText, r, "Project context unavailable: " + r.error());
+        if (r.failure() != null) {
+            return new Prepared(userText, userText, r, "Project context unavailable: " + r.failure());
         }
         if (!r.hasContext()) {
             String note = r.chunks().isEmpty() ? "No relevant project context found."
                     : "Project context did not fit the maxChars budget.";
             return new Prepared(userText, userText, r, note);
         }
-        return new Prepared(userText, RagContext.prepend(r.context(), userText), r, null);
+        // Degraded (e.g. lexical only): the context is used, and the panel's status line says so.
+        return new Prepared(userText, RagContext.prepend(r.context(), userText), r, r.degradedNote());
     }
 
     /** System prompt, earlier turns (as the user typed them) and the new message with its context. */

@@ -12,7 +12,8 @@ public record IndexStatus(String state, String phase, long filesTotal, long file
                           long filesFailed, long filesSkipped, Map<String, Long> skippedByReason,
                           long chunks, Progress lexical, Progress dense, String lastIndexedAt,
                           Embedder embedder, Store store, Cache cache, List<IndexError> errors,
-                          String workspace, String version) {
+                          String workspace, String version, String message, List<String> warnings,
+                          long protocolVersion, boolean watching) {
 
     public static final String INDEXING = "indexing";
     public static final String READY = "ready";
@@ -79,7 +80,11 @@ public record IndexStatus(String state, String phase, long filesTotal, long file
                 Cache.fromJson(Json.getObject(m, "cache")),
                 List.copyOf(errors),
                 Json.getString(m, "workspace", ""),
-                Json.getString(m, "version", ""));
+                Json.getString(m, "version", ""),
+                Json.getString(m, "message", null),
+                RetrieveResult.strings(Json.getList(m, "warnings")),
+                Json.getLong(m, "protocolVersion", 1),
+                Json.getBoolean(m, "watching", false));
     }
 
     public boolean isReady() {

@@ -5,7 +5,8 @@ import dev.ragls.core.json.Json;
 import java.util.Map;
 
 /**
- * The plugin's settings that the server cares about, and their wire form. The same object is
+ * The plugin's settings that the server cares about, and their wire form. Names, defaults and
+ * bounds are the server's (`ragls schema --flat`); SettingsSchemaTest fails on any difference. The same object is
  * sent as {@code initializationOptions} and as the {@code ragls} section of
  * {@code workspace/configuration} (keys as in docs/configuration.md: camelCase, nested).
  */
@@ -14,6 +15,9 @@ public record ClientSettings(boolean ragEnabled, int topK, int maxChars, boolean
     public static final int MAX_TOP_K = 100;
     public static final int MIN_MAX_CHARS = 0;
     public static final int MAX_MAX_CHARS = 200_000;
+    public static final int DEFAULT_TOP_K = 5;
+    public static final int DEFAULT_MAX_CHARS = 4000;
+    public static final boolean DEFAULT_AUTO_INDEX = true;
 
     public ClientSettings {
         topK = Math.max(MIN_TOP_K, Math.min(MAX_TOP_K, topK));
@@ -21,7 +25,7 @@ public record ClientSettings(boolean ragEnabled, int topK, int maxChars, boolean
     }
 
     public static ClientSettings defaults() {
-        return new ClientSettings(true, 5, 4000, true);
+        return new ClientSettings(true, DEFAULT_TOP_K, DEFAULT_MAX_CHARS, DEFAULT_AUTO_INDEX);
     }
 
     public Map<String, Object> toServerSettings() {

@@ -123,7 +123,7 @@ public final class StatusModel {
                 break;
         }
         if (status != null && status.isError() && statusSeq > progressSeq) {
-            return StatusText.ERROR;
+            return StatusView.of(status).barText();
         }
         if (isIndexing()) {
             boolean progressNewer = progressSeq > statusSeq;
@@ -132,8 +132,8 @@ public final class StatusModel {
             if (progressNewer && files != null && files[1] > 0) {
                 return StatusText.counts(files[0], files[1]);
             }
-            if (status != null && status.isIndexing() && status.filesTotal() > 0) {
-                return StatusText.counts(status.filesDone(), status.filesTotal());
+            if (status != null && status.isIndexing()) {
+                return StatusView.of(status).barText();
             }
             if (files != null && files[1] > 0) {
                 return StatusText.counts(files[0], files[1]);
@@ -147,11 +147,9 @@ public final class StatusModel {
             }
             return StatusText.PENDING;
         }
-        if (status != null && status.isError()) {
-            return StatusText.ERROR;
-        }
-        if (status != null && status.isReady()) {
-            return StatusText.READY;
+        if (status != null && !status.isIndexing()) {
+            // the shared mapping (docs/clients/status.md): RAG ✓ 1,234 chunks, RAG ⚠ paused, ...
+            return StatusView.of(status).barText();
         }
         // no status yet, or a run just ended and the adapter is asking rag/indexStatus
         return StatusText.PENDING;
@@ -199,33 +197,11 @@ public final class StatusModel {
             out.add(p == null ? "ragls is running." : "ragls: " + describe(p));
             return out;
         }
-        String phase = status.phase() == null || status.phase().isEmpty() ? "" : " (" + status.phase() + ")";
-        out.add("Index: " + status.state() + phase);
-        out.add("Files: " + StatusText.number(status.filesIndexed()) + "/" + StatusText.number(status.filesTotal())
-                + " indexed, " + StatusText.number(status.filesFailed()) + " failed, "
-                + StatusText.number(status.filesSkipped()) + " skipped");
-        out.add("Chunks: " + StatusText.number(status.chunks()));
-        if (!status.embedder().model().isEmpty()) {
-            out.add("Embedder: " + status.embedder().provider() + " " + status.embedder().model()
-                    + (status.embedder().dimension() > 0 ? " (" + status.embedder().dimension() + "-d)" : ""));
-        }
-        if (!status.store().kind().isEmpty()) {
-            out.add("Store: " + status.store().kind() + (status.store().location().isEmpty() ? "" : " " + status.store().location()));
-        }
-        if (status.lastIndexedAt() != null) {
-            out.add("Last indexed: " + status.lastIndexedAt());
-        }
-        if (!status.errors().isEmpty()) {
-            IndexStatus.IndexError e = status.errors().get(status.errors().size() - 1);
-            out.add("Last error: " + (e.path().isEmpty() ? "" : e.path() + ": ") + e.message());
-        }
         ProgressEvent p = latestActive();
         if (p != null) {
             out.add("Progress: " + describe(p));
         }
-        if (!status.version().isEmpty()) {
-            out.add("Server: ragls " + status.version());
-        }
+        out.addAll(StatusView.of(status).tooltip());
         return out;
     }
 

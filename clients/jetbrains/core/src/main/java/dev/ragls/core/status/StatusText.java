@@ -18,13 +18,13 @@ public final class StatusText {
         return String.format(Locale.US, "%,d", n);
     }
 
-    /** {@code RAG 1,234/5,000}. */
+    /** {@code RAG … 1,234/5,000} (the shared status view's indexing text, from $/progress). */
     public static String counts(long done, long total) {
-        return PREFIX + " " + number(Math.min(done, total)) + "/" + number(total);
+        return PENDING + " " + number(Math.min(done, total)) + "/" + number(total);
     }
 
-    /** {@code RAG 42%}. */
+    /** {@code RAG … 42%}. */
     public static String percent(int pct) {
-        return PREFIX + " " + Math.max(0, Math.min(100, pct)) + "%";
+        return PENDING + " " + Math.max(0, Math.min(100, pct)) + "%";
     }
 }
