@@ -243,3 +243,53 @@ def test_test_paths_and_globs() -> None:
     assert _glob_regex("**/*.py").match("a/b/c.py") and _glob_regex("**/*.py").match("c.py")
     assert not _glob_regex("*.py").match("a/c.py")
     assert _glob_regex("dist/**").match("dist/x/y.js")
+
+
+SOURCE_TOML = """\
+[[project]]
+name = "{name}"
+version = "1.0"
+language = "python"
+split = "held-out"
+registry = "npm"
+package = "{package}"
+filename = "x-1.0.tgz"
+sha256 = "{sha}"
+subdir = "package"
+"""
+
+
+def test_blocklist_key_normalises_like_the_list_header() -> None:
+    # The header's example: 'Foo-Bar_2' -> 'foobar2' -> sha256 -> first 16 hex digits.
+    import hashlib
+
+    from goldenbuild.sources import blocklist_key
+
+    assert blocklist_key("Foo-Bar_2") == hashlib.sha256(b"foobar2").hexdigest()[:16] == blocklist_key("FOOBAR2")
+    assert len(blocklist_key("x")) == 16
+
+
+@pytest.mark.parametrize(
+    ("name", "package", "refused"),
+    [("fresh-project", "fresh-project", False), ("Blocked_Lib", "fresh", True), ("fresh", "blocked-lib", True)],
+)
+def test_builder_refuses_blocklisted_names(tmp_path: Path, name: str, package: str, refused: bool) -> None:
+    from goldenbuild.sources import blocklist_key, load_sources
+
+    blocklist = tmp_path / "blocklist.txt"
+    blocklist.write_text(f"# header\n{blocklist_key('blockedlib')}\n", encoding="utf-8")
+    sources = tmp_path / "sources.toml"
+    sources.write_text(SOURCE_TOML.format(name=name.lower(), package=package, sha="0" * 64), encoding="utf-8")
+    if refused:
+        with pytest.raises(SystemExit, match="blocklisted"):
+            load_sources(sources, blocklist)
+    else:
+        assert load_sources(sources, blocklist).project[0].split == "held-out"
+
+
+def test_pinned_sources_are_not_blocklisted() -> None:
+    from goldenbuild.sources import load_sources
+
+    config = load_sources(EVAL / "sources.toml")  # raises if any project is on the team's list
+    assert {p.split for p in config.project} == {"dev", "held-out"}
+    assert len({p.language for p in config.project}) == 13
