@@ -31,6 +31,7 @@ class ProjectStats:
     name: str
     label: str
     language: str
+    split: str
     golden: str
     files: int
     lines: int
@@ -183,6 +184,7 @@ def build_project(source: Source, downloads: Path, out: Path, cap: int, seed: in
         name=source.name,
         label=source.label,
         language=source.language,
+        split=source.split,
         golden=f"{source.name}/golden.json",
         files=len(files),
         lines=total_lines,
