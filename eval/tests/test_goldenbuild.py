@@ -412,3 +412,13 @@ def test_stripped_rust_file_keeps_definitions_in_place() -> None:
     assert "Parses a version" not in text and "#[inline]" in text
     parse = by_symbol(found)["parse"]
     assert text.split("\n")[parse.start_line - 1].startswith("pub fn parse")
+
+
+def test_commit_task_repositories_are_not_blocklisted() -> None:
+    from goldenbuild.sources import blocklist_key, load_blocklist
+    from ragls.evaluation.commits import load_config
+
+    blocked = load_blocklist()
+    for repo in load_config(EVAL / "commits.toml").repo:
+        for name in (repo.name, *repo.github.split("/")):
+            assert blocklist_key(name) not in blocked, name

@@ -49,6 +49,13 @@ def add_eval_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[ty
     p.add_argument("--baselines", action="store_true", help="also score BM25 on the same queries")
     p.add_argument("--no-ablations", action="store_true", help="score the default configuration only")
     p.add_argument("--out", type=Path, help="write all figures as JSON here")
+    p.add_argument("--commits", type=Path, metavar="TOML", help="also run the commit message -> files task")
+    p.add_argument(
+        "--mirrors",
+        type=Path,
+        default=Path(os.environ.get("RAGLS_EVAL_MIRRORS") or default_dir() / "mirrors"),
+        help="folder of bare git mirrors (<owner>+<name>/repo) for --commits",
+    )
     p.add_argument("-q", "--quiet", action="store_true")
     p.set_defaults(func=cmd_eval)
 
@@ -148,9 +155,23 @@ def cmd_eval(a: argparse.Namespace) -> int:
         if not manifest.exists():
             raise SystemExit(f"ragls: {manifest} not found; run `python eval/build_golden.py` first")
         paths += [a.dir / p["golden"] for p in json.loads(manifest.read_text())["projects"]]
-    if not paths:
-        raise SystemExit("ragls eval: give golden-set files or --all")
+    if not paths and not a.commits:
+        raise SystemExit("ragls eval: give golden-set files, --all or --commits")
     settings: Settings = load_settings(None, ("eval", {"cacheDir": str(a.dir / "ragls-cache")}))
+    commit_results = []
+    if a.commits:
+        from ragls.evaluation.commits import commits_table, run_commits
+
+        commit_results = run_commits(a.commits, a.mirrors, settings, a.dir / "commits", quiet=a.quiet)
+        for r in commit_results:
+            if r.skipped:
+                print(f"ragls eval: commits task, {r.name} skipped: {r.skipped}", file=sys.stderr)
+        if not paths:
+            print("## Commit message -> files\n\n" + commits_table(commit_results))
+            if a.out:
+                a.out.parent.mkdir(parents=True, exist_ok=True)
+                a.out.write_text(json.dumps({"commits": [r.__dict__ for r in commit_results]}, indent=2) + "\n")
+            return 0
     results: list[SetResult] = []
     split_of = _splits_of(a.dir / "manifest.json")
     for p in paths:
@@ -176,6 +197,10 @@ def cmd_eval(a: argparse.Namespace) -> int:
         out += [f"### {lang} ({n} queries)", "", _table(rows), ""]
     out += ["### Sets", "", "| set | language | queries | files | chunks | index s |", "|---|---|---:|---:|---:|---:|"]
     out += [f"| {r.name} | {r.language} | {r.queries} | {r.files} | {r.chunks} | {r.index_seconds} |" for r in results]
+    if commit_results:
+        from ragls.evaluation.commits import commits_table
+
+        out += ["## Commit message -> files", "", commits_table(commit_results), ""]
     print("\n".join(out))
     if a.out:
         payload: dict[str, Any] = {
@@ -184,6 +209,7 @@ def cmd_eval(a: argparse.Namespace) -> int:
             "split_languages": split_langs,
             "languages": lang_rows,
             "sets": [r.__dict__ for r in results],
+            "commits": [r.__dict__ for r in commit_results],
         }
         a.out.parent.mkdir(parents=True, exist_ok=True)
         a.out.write_text(json.dumps(payload, indent=2) + "\n")
