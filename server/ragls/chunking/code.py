@@ -153,6 +153,44 @@ _NAME_TYPES = {
 }
 _GO_RECEIVER = re.compile(r"(\w+)\s*(?:\[[^\]]*\])?\s*\)\s*$")
 
+# C/C++ export and attribute macros (`class SPDLOG_API logger {`, `SPDLOG_INLINE void f()`,
+# `YAML_DECLARE(int) yaml_parser_initialize(...)`). The grammar cannot expand macros and
+# misreads these declarations (a whole class becomes one "function" named after the class),
+# so they are blanked with spaces of the same length before parsing: byte offsets and lines
+# are unchanged and the chunk text is still taken from the original lines.
+_C_MACRO_WORD = re.compile(
+    rb"\b[A-Z][A-Z0-9]*_(?:[A-Z0-9]+_)*(?:API|EXPORTS?|INLINE|NOEXCEPT|CONSTEXPR|NODISCARD|DECL|DECLSPEC|EXTERN"
+    rb"|HIDDEN|VISIBLE|PUBLIC|LOCAL|DEPRECATED|FORCEINLINE|FORCE_INLINE|ALWAYS_INLINE|MAYBE_UNUSED)\b(?!\s*\()"
+)
+_C_MACRO_CALL = re.compile(rb"\b[A-Z][A-Z0-9]*_(?:DECLARE|EXPORT|API|DECL)\(([^()\n]*)\)")
+
+
+def blank_macros(src: bytes) -> bytes:
+    src = _C_MACRO_WORD.sub(lambda m: b" " * len(m.group(0)), src)
+    return _C_MACRO_CALL.sub(lambda m: b" " * (m.start(1) - m.start(0)) + m.group(1) + b" ", src)
+
+
+_FUNCTION_VALUES = frozenset({"arrow_function", "function_expression", "function", "generator_function"})
+
+
+def _wraps_function(node: Node, depth: int = 3) -> bool:
+    """A call that wraps a function literal, how many libraries define their functions and
+    components: `_curry2(function add(a, b) {...})`, `forwardRef((props, ref) => ...)`,
+    `memo(function Button() {...})`, `_curry2(_dispatchable([...], fn, function any() {...}))`."""
+    if depth == 0 or node.type != "call_expression":
+        return False
+    args = node.child_by_field_name("arguments")
+    if args is None:
+        return False
+    return any(a.type in _FUNCTION_VALUES or _wraps_function(a, depth - 1) for a in args.named_children)
+
+
+_JS_PLUMBING = re.compile(
+    r"\s*(?:(?:var|let|const)\s+[\w$]+\s*=\s*(?:/\*.*?\*/\s*)?require\([^()]*\)(?:\.[\w$]+)?"
+    r"|(?:module\.)?exports(?:\.[\w$]+)?\s*=\s*[\w$.]+|export\s+default\s+[\w$.]+|\"use strict\"|'use strict')\s*;?\s*\Z",
+    re.S,
+)
+
 _local = threading.local()
 
 
@@ -181,6 +219,8 @@ class _Builder:
         self.spec = SPECS[language]
         self.lines = text.split("\n")
         self.src = text.encode("utf-8", "surrogatepass")
+        if language in ("c", "cpp"):
+            self.src = blank_macros(self.src)
         self.max_chars = max_chars
         self.small_class = min(small_class, max_chars)
         self.min_chars = min_chars
@@ -331,9 +371,17 @@ class _Builder:
         if len(decls) != 1:
             return None
         val = decls[0].child_by_field_name("value")
-        if val is not None and val.type in ("arrow_function", "function_expression", "function", "generator_function"):
+        if val is not None and (val.type in _FUNCTION_VALUES or _wraps_function(val)):
             return decls[0]
         return None
+
+    def _import_like(self, node: Node) -> bool:
+        """CommonJS plumbing that carries no meaning of its own: `var x = require("./x")`,
+        `module.exports = x;`, `export default x;`. Left alone it becomes one-line chunks
+        that crowd real code out of the results."""
+        if self.spec is not _JS or node.end_point[0] - node.start_point[0] > 2:
+            return False
+        return _JS_PLUMBING.match(self.node_text(node)) is not None
 
     def _overloads(self, children: list[Node]) -> set[int]:
         """Start bytes of bodiless signatures directly followed (comments aside) by more
@@ -374,7 +422,9 @@ class _Builder:
             s, _ = self.rows(pending[0])
             _, e = self.rows(pending[-1])
             text = self.body(s, e)
-            only_imports = all(n.type in self.spec.imports or n.type in self.spec.comments for n in pending)
+            only_imports = all(
+                n.type in self.spec.imports or n.type in self.spec.comments or self._import_like(n) for n in pending
+            )
             if not in_class and text.strip() and (len(text) >= self.min_chars or not only_imports):
                 self.emit(s, e, "declaration", prefix)
             pending.clear()
