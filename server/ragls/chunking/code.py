@@ -185,6 +185,9 @@ def _wraps_function(node: Node, depth: int = 3) -> bool:
     return any(a.type in _FUNCTION_VALUES or _wraps_function(a, depth - 1) for a in args.named_children)
 
 
+# Definitions up to this many lines get their enclosing class/impl/type header as context.
+SHORT_DEFINITION_LINES = 12
+
 _JS_PLUMBING = re.compile(
     r"\s*(?:(?:var|let|const)\s+[\w$]+\s*=\s*(?:/\*.*?\*/\s*)?require\([^()]*\)(?:\.[\w$]+)?"
     r"|(?:module\.)?exports(?:\.[\w$]+)?\s*=\s*[\w$.]+|export\s+default\s+[\w$.]+|\"use strict\"|'use strict')\s*;?\s*\Z",
@@ -228,6 +231,8 @@ class _Builder:
         self.overlap = overlap
         self.chunks: list[Chunk] = []
         self.imports: tuple[str, ...] = ()
+        self.headers: list[str] = []  # first lines of the enclosing classes/impls, innermost last
+        self.type_docs: dict[str, str] = {}  # Go: type name -> its header (and doc summary)
 
     # -- helpers ---------------------------------------------------------------------------
     def node_text(self, node: Node) -> str:
@@ -286,6 +291,20 @@ class _Builder:
     def signature(self, s: int) -> str:
         return self.lines[s].strip()[:300]
 
+    def context(self, s: int, e: int, kind: str, symbol: str | None) -> str | None:
+        """What a short method cannot say about itself: the header of the class or impl it
+        belongs to (`impl<T: Ord> Extend<T> for SmallVec<A>`), or for a Go method the
+        declaration and doc summary of its receiver type. Embedded ahead of the code (as
+        part of the signature), so the dense vector knows whose method this is. Long
+        definitions carry enough words of their own and are left as they are."""
+        if kind not in ("method", "function") or e - s + 1 > SHORT_DEFINITION_LINES:
+            return None
+        if self.headers:
+            return self.headers[-1]
+        if self.language == "go" and symbol and "." in symbol:
+            return self.type_docs.get(symbol.split(".", 1)[0])
+        return None
+
     # -- emitting --------------------------------------------------------------------------
     def emit(self, s: int, e: int, kind: str, symbol: str | None, parent: str | None = None) -> None:
         while e > s and not self.lines[e].strip():
@@ -294,6 +313,9 @@ class _Builder:
         if not text.strip():
             return
         sig = self.signature(s) if kind in ("function", "method", "class", "class_header") else None
+        context = self.context(s, e, kind, symbol)
+        if context:
+            sig = f"{context}\n{sig}" if sig else context
         if len(text) <= self.max_chars:
             self.chunks.append(
                 Chunk(self.path, self.language, s + 1, e + 1, kind, symbol, text, parent, sig, self.imports)
@@ -522,7 +544,35 @@ class _Builder:
         first_member_row = min(self.rows(m)[0] for m in members)
         header_end = max(s, first_member_row - 1)
         self.emit(s, header_end, "class_header", symbol, parent)
-        self.visit_block(body.named_children if body else [], symbol, in_class=True)
+        self.headers.append(self.node_text(node).split("\n", 1)[0].strip().rstrip("{").strip()[:200])
+        try:
+            self.visit_block(body.named_children if body else [], symbol, in_class=True)
+        finally:
+            self.headers.pop()
+
+    def _go_type_docs(self, root: Node) -> dict[str, str]:
+        """Go type name -> `type Name struct` plus the first line of its doc comment."""
+        out: dict[str, str] = {}
+        previous: Node | None = None
+        for node in root.named_children:
+            if node.type == "type_declaration":
+                for spec in node.named_children:
+                    name = spec.child_by_field_name("name")
+                    if spec.type != "type_spec" or name is None:
+                        continue
+                    header = self.lines[self.rows(spec)[0]].strip().rstrip("{").strip()
+                    if not header.startswith("type"):
+                        header = f"type {header}"
+                    doc = ""
+                    if (
+                        previous is not None
+                        and previous.type == "comment"
+                        and self.rows(node)[0] - self.rows(previous)[1] == 1
+                    ):
+                        doc = self.node_text(previous).lstrip("/ ").split("\n", 1)[0].strip()
+                    out[self.node_text(name)] = f"{header} // {doc}" if doc else header
+            previous = node
+        return out
 
     def run(self) -> list[Chunk]:
         tree = _parser(self.language).parse(self.src)
@@ -530,6 +580,8 @@ class _Builder:
         self.imports = tuple(
             self.node_text(c).strip()[:200] for c in root.named_children if c.type in self.spec.imports
         )[:30]
+        if self.language == "go":
+            self.type_docs = self._go_type_docs(root)
         self.visit_block(root.named_children, None, in_class=False)
         if not self.chunks and "".join(self.lines).strip():
             self.chunks = window_chunks(self.path, self.language, self.lines, self.window, self.overlap, self.max_chars)
