@@ -187,6 +187,9 @@ def _wraps_function(node: Node, depth: int = 3) -> bool:
 
 # Definitions up to this many lines get their enclosing class/impl/type header as context.
 SHORT_DEFINITION_LINES = 12
+# Where short definitions lose their meaning without it (measured in docs/evaluation.md):
+# Go methods live apart from their type, Rust methods inside `impl X for Y` blocks.
+CONTEXT_LANGUAGES = frozenset({"go", "rust"})
 
 _JS_PLUMBING = re.compile(
     r"\s*(?:(?:var|let|const)\s+[\w$]+\s*=\s*(?:/\*.*?\*/\s*)?require\([^()]*\)(?:\.[\w$]+)?"
@@ -297,7 +300,11 @@ class _Builder:
         declaration and doc summary of its receiver type. Embedded ahead of the code (as
         part of the signature), so the dense vector knows whose method this is. Long
         definitions carry enough words of their own and are left as they are."""
-        if kind not in ("method", "function") or e - s + 1 > SHORT_DEFINITION_LINES:
+        if (
+            self.language not in CONTEXT_LANGUAGES
+            or kind not in ("method", "function")
+            or e - s + 1 > SHORT_DEFINITION_LINES
+        ):
             return None
         if self.headers:
             return self.headers[-1]
