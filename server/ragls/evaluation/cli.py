@@ -47,6 +47,7 @@ def add_eval_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[ty
     p.add_argument("--all", action="store_true", help="every set listed in DIR/manifest.json")
     p.add_argument("--dir", type=Path, default=default_dir(), help="where eval/build_golden.py wrote the sets")
     p.add_argument("--split", choices=["dev", "held-out"], help="with --all: only the sets of this split")
+    p.add_argument("--cache", type=Path, help="indexes and embedding cache (default DIR/ragls-cache)")
     p.add_argument("--baselines", action="store_true", help="also score BM25 on the same queries")
     p.add_argument("--no-ablations", action="store_true", help="score the default configuration only")
     p.add_argument("--out", type=Path, help="write all figures as JSON here")
@@ -159,7 +160,7 @@ def cmd_eval(a: argparse.Namespace) -> int:
         paths += [a.dir / p["golden"] for p in projects if a.split is None or p.get("split") == a.split]
     if not paths and not a.commits:
         raise SystemExit("ragls eval: give golden-set files, --all or --commits")
-    settings: Settings = load_settings(None, ("eval", {"cacheDir": str(a.dir / "ragls-cache")}))
+    settings: Settings = load_settings(None, ("eval", {"cacheDir": str(a.cache or a.dir / "ragls-cache")}))
     commit_results = []
     if a.commits:
         from ragls.evaluation.commits import commits_table, run_commits
