@@ -42,6 +42,10 @@ VARIANTS: dict[str, dict[str, dict[str, Any]]] = {
     "no overlap merging": {"tuning": {"merge": False}},
     "query camelCase not split": {"tuning": {"split_query_humps": False}},
     "+ lexical rerank": {"settings": {"rerank": "lexical"}},
+    # What fills the 4,000-character budget: fewer hits (the server's default topK is 5),
+    # a tighter per-file cap.
+    "top 5 hits only (server default topK)": {"top_k": {"k": 5}},
+    "per-file cap 2": {"settings": {"max_per_file": 2}},
 }
 
 
@@ -181,8 +185,9 @@ def run_golden(
         for label, change in variants.items():
             rs = RetrievalSettings.model_validate({**settings.retrieval.model_dump(), **change.get("settings", {})})
             tu = replace(DEFAULT_TUNING, **change.get("tuning", {}))
+            k = int(change.get("top_k", {}).get("k", TOP_K))
             rows[label] = _score(
-                lambda q, rs=rs, tu=tu: retrieve(store, emb, rs, q, TOP_K, 0, None, None, tuning=tu).hits,  # type: ignore[misc]
+                lambda q, rs=rs, tu=tu, k=k: retrieve(store, emb, rs, q, k, 0, None, None, tuning=tu).hits,  # type: ignore[misc]
                 gs,
                 lines_of,
             )
