@@ -55,10 +55,13 @@ format: venv
 	$(BIN)/ruff format server tests eval scripts bench
 	$(BIN)/ruff check --fix server tests eval scripts bench
 
-## make eval: build the golden sets from pinned registry packages and score ragls vs BM25.
+## make eval: build the golden sets from pinned registry packages and score ragls vs BM25;
+## the commit message -> files task reads bare git mirrors from MIRRORS (skipped if absent).
+MIRRORS ?= $(or $(RAGLS_EVAL_MIRRORS),/work/.mirror)
 eval: venv
 	$(BIN)/python eval/build_golden.py
-	$(BIN)/ragls eval --all --baselines --out docs/evaluation-results.json
+	nice -n 5 $(BIN)/ragls eval --all --baselines --no-ablations --commits eval/commits.toml --mirrors $(MIRRORS) \
+		--out docs/evaluation-results.json
 
 ## make soak: the reliability suite with a long kill -9 loop (RAGLS_KILL_LOOPS, default 200).
 KILL_LOOPS ?= 200

@@ -31,6 +31,7 @@ class ProjectStats:
     name: str
     label: str
     language: str
+    split: str
     golden: str
     files: int
     lines: int
@@ -90,13 +91,13 @@ def _check_mapping(item: FunctionDoc, old: list[str], stripped: Stripped, new: l
             raise AssertionError(f"{item.path}: {item.symbol} moved wrongly to {start}-{end}")
 
 
-def strip_file(rel: str, data: bytes) -> tuple[bytes, list[FunctionDoc]]:
+def strip_file(rel: str, data: bytes, language: str | None = None) -> tuple[bytes, list[FunctionDoc]]:
     """Stripped file content and its functions with line ranges in the stripped copy."""
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError:
         return data, []  # kept in the corpus as it is, never asked about
-    functions = extract(rel, data)
+    functions = extract(rel, data, language)
     edits = [Edit(f.doc_lines[0], f.doc_lines[1], tuple(f.replacement)) for f in functions if f.doc_lines is not None]
     stripped = strip_lines(text, edits)
     old_lines, new_lines = text.split("\n"), stripped.text.split("\n")
@@ -107,6 +108,14 @@ def strip_file(rel: str, data: bytes) -> tuple[bytes, list[FunctionDoc]]:
     if language_of(rel) == "python" and edits:
         ast.parse(stripped.text)  # the stripped copy must stay valid Python
     return stripped.text.encode("utf-8"), functions
+
+
+def asks_about(rel: str, language: str) -> bool:
+    """Questions come only from files in the project's own language (a TSX project's `.ts`
+    helpers are indexed, but its questions are about `.tsx` code); a C++ project's `.h` files
+    are C++."""
+    found = language_of(rel)
+    return found == language or (language == "cpp" and found == "c")
 
 
 def _normalise(query: str) -> str:
@@ -157,7 +166,10 @@ def build_project(source: Source, downloads: Path, out: Path, cap: int, seed: in
             raise RuntimeError(f"{source.label}: {source.subdir} not found in {archive.name}")
         files = select_files(root, source)
         for rel in files:
-            data, found = strip_file(rel, (root / rel).read_bytes())
+            data, found = strip_file(rel, (root / rel).read_bytes(), source.language)
+            if not asks_about(rel, source.language):
+                for item in found:
+                    item.public = False  # indexed as context, never asked about
             target = src / rel
             target.parent.mkdir(parents=True, exist_ok=True)
             target.write_bytes(data)
@@ -172,6 +184,7 @@ def build_project(source: Source, downloads: Path, out: Path, cap: int, seed: in
         name=source.name,
         label=source.label,
         language=source.language,
+        split=source.split,
         golden=f"{source.name}/golden.json",
         files=len(files),
         lines=total_lines,

@@ -16,6 +16,7 @@ from pathlib import PurePosixPath
 from typing import Any
 
 from goldenbuild import docs
+from goldenbuild.curly import CURLY_SUFFIXES, extract_curly
 
 # Line numbers are 1-based over b"\n"-separated lines, like tree-sitter rows + 1 and ast.
 
@@ -62,18 +63,24 @@ def language_of(path: str) -> str | None:
         ".ts": "typescript",
         ".tsx": "tsx",
         ".go": "go",
+        **CURLY_SUFFIXES,
     }.get(suffix)
 
 
-def extract(path: str, source: bytes) -> list[FunctionDoc]:
+def extract(path: str, source: bytes, project_language: str | None = None) -> list[FunctionDoc]:
     language = language_of(path)
+    if language == "c" and project_language == "cpp":
+        language = "cpp"  # a C++ project's .h files are C++
     if language is None or path.endswith(".d.ts"):
         return []
     if language == "python":
         return _python(path, source)
     if language == "go":
         return _go(path, source)
-    return _ecmascript(path, source, language)
+    if language in ("javascript", "typescript", "tsx"):
+        return _ecmascript(path, source, language)
+    found = extract_curly(path, source, language, is_test_path(path))
+    return [FunctionDoc(path, f.symbol, f.start_line, f.end_line, f.doc_lines, [], f.query, f.public) for f in found]
 
 
 # --------------------------------------------------------------------------- Python (ast)

@@ -8,6 +8,7 @@ corrupted or swapped file is caught before anything is built from it.
 from __future__ import annotations
 
 import hashlib
+import re
 import shutil
 import subprocess
 import tarfile
@@ -19,15 +20,30 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-Language = Literal["python", "javascript", "typescript", "go"]
+Language = Literal[
+    "python", "javascript", "typescript", "tsx", "go", "rust", "java", "kotlin", "csharp", "c", "cpp", "ruby", "php"
+]
 
 # Source files each language's projects index when `include` is not given.
 DEFAULT_INCLUDE: dict[str, list[str]] = {
     "python": ["**/*.py"],
     "javascript": ["**/*.js", "**/*.mjs", "**/*.cjs", "**/*.jsx"],
-    "typescript": ["**/*.ts", "**/*.tsx"],
+    "typescript": ["**/*.ts"],
+    "tsx": ["**/*.tsx", "**/*.ts"],
     "go": ["**/*.go"],
+    "rust": ["**/*.rs"],
+    "java": ["**/*.java"],
+    "kotlin": ["**/*.kt"],
+    "csharp": ["**/*.cs"],
+    "c": ["**/*.c", "**/*.h"],
+    "cpp": ["**/*.cpp", "**/*.cc", "**/*.cxx", "**/*.h", "**/*.hpp", "**/*.hh", "**/*.hxx", "**/*.inl", "**/*.ipp"],
+    "ruby": ["**/*.rb"],
+    "php": ["**/*.php"],
 }
+
+# Projects nobody may evaluate or train on (a copy of the team's list; its header says how
+# names are hashed). Kept next to sources.toml so the check needs nothing outside the repo.
+BLOCKLIST = Path(__file__).resolve().parents[1] / "training-blocklist.txt"
 
 
 class Source(BaseModel):
@@ -36,6 +52,7 @@ class Source(BaseModel):
     name: str = Field(pattern=r"^[a-z0-9][a-z0-9._-]*$")
     version: str
     language: Language
+    split: Literal["dev", "held-out"] = Field(description="dev: tuned on; held-out: confirmation only")
     registry: Literal["pypi", "npm", "debian"]
     package: str
     filename: str = Field(description="the downloaded file's name, also its cache key")
@@ -68,10 +85,36 @@ class SourcesFile(BaseModel):
     project: list[Source] = Field(min_length=1)
 
 
-def load_sources(path: Path) -> SourcesFile:
+def blocklist_key(name: str) -> str:
+    """The list's hash of a name: lowercased, non-alphanumerics removed, sha256, 16 hex digits."""
+    normalised = re.sub(r"[^a-z0-9]", "", name.lower())
+    return hashlib.sha256(normalised.encode()).hexdigest()[:16]
+
+
+def load_blocklist(path: Path = BLOCKLIST) -> frozenset[str]:
+    lines = path.read_text(encoding="utf-8").splitlines()
+    return frozenset(line.strip() for line in lines if line.strip() and not line.startswith("#"))
+
+
+def blocked_names(source: Source, blocklist: frozenset[str]) -> list[str]:
+    """The project's names (its own, its registry package's) that the blocklist holds."""
+    return [n for n in dict.fromkeys((source.name, source.package)) if blocklist_key(n) in blocklist]
+
+
+def check_blocklist(config: SourcesFile, blocklist: frozenset[str]) -> None:
+    offenders = [
+        f"{s.name} ({', '.join(blocked_names(s, blocklist))})" for s in config.project if blocked_names(s, blocklist)
+    ]
+    if offenders:
+        raise SystemExit(f"refusing blocklisted project(s), never to be used for evaluation: {'; '.join(offenders)}")
+
+
+def load_sources(path: Path, blocklist: Path = BLOCKLIST) -> SourcesFile:
     try:
         raw = tomllib.loads(path.read_text(encoding="utf-8"))
-        return SourcesFile.model_validate(raw)
+        config = SourcesFile.model_validate(raw)
+        check_blocklist(config, load_blocklist(blocklist))
+        return config
     except (OSError, tomllib.TOMLDecodeError) as exc:
         raise SystemExit(f"{path}: cannot read sources: {exc}") from exc
     except ValidationError as exc:

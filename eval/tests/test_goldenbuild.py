@@ -243,3 +243,182 @@ def test_test_paths_and_globs() -> None:
     assert _glob_regex("**/*.py").match("a/b/c.py") and _glob_regex("**/*.py").match("c.py")
     assert not _glob_regex("*.py").match("a/c.py")
     assert _glob_regex("dist/**").match("dist/x/y.js")
+
+
+SOURCE_TOML = """\
+[[project]]
+name = "{name}"
+version = "1.0"
+language = "python"
+split = "held-out"
+registry = "npm"
+package = "{package}"
+filename = "x-1.0.tgz"
+sha256 = "{sha}"
+subdir = "package"
+"""
+
+
+def test_blocklist_key_normalises_like_the_list_header() -> None:
+    # The header's example: 'Foo-Bar_2' -> 'foobar2' -> sha256 -> first 16 hex digits.
+    import hashlib
+
+    from goldenbuild.sources import blocklist_key
+
+    assert blocklist_key("Foo-Bar_2") == hashlib.sha256(b"foobar2").hexdigest()[:16] == blocklist_key("FOOBAR2")
+    assert len(blocklist_key("x")) == 16
+
+
+@pytest.mark.parametrize(
+    ("name", "package", "refused"),
+    [("fresh-project", "fresh-project", False), ("Blocked_Lib", "fresh", True), ("fresh", "blocked-lib", True)],
+)
+def test_builder_refuses_blocklisted_names(tmp_path: Path, name: str, package: str, refused: bool) -> None:
+    from goldenbuild.sources import blocklist_key, load_sources
+
+    blocklist = tmp_path / "blocklist.txt"
+    blocklist.write_text(f"# header\n{blocklist_key('blockedlib')}\n", encoding="utf-8")
+    sources = tmp_path / "sources.toml"
+    sources.write_text(SOURCE_TOML.format(name=name.lower(), package=package, sha="0" * 64), encoding="utf-8")
+    if refused:
+        with pytest.raises(SystemExit, match="blocklisted"):
+            load_sources(sources, blocklist)
+    else:
+        assert load_sources(sources, blocklist).project[0].split == "held-out"
+
+
+def test_pinned_sources_are_not_blocklisted() -> None:
+    from goldenbuild.sources import load_sources
+
+    config = load_sources(EVAL / "sources.toml")  # raises if any project is on the team's list
+    assert {p.split for p in config.project} == {"dev", "held-out"}
+    assert len({p.language for p in config.project}) == 13
+
+
+RUST = b"""\
+/// Parses a version string into its numeric parts.
+#[inline]
+pub fn parse(text: &str) -> u32 { 0 }
+
+impl<T> Stack<T> {
+    /// Pushes an element on top of the stack, growing it.
+    pub fn push(&mut self, v: T) {}
+    /// Crate-private helpers are never asked about.
+    pub(crate) fn grow(&mut self) {}
+}
+
+pub trait Named {
+    /// Returns the display name of this thing.
+    fn name(&self) -> String;
+}
+"""
+
+CPP = b"""\
+namespace lib {
+class Parser {
+  public:
+    /// Adds an option with a long and a short flag.
+    template <typename T> void add(T flag) { }
+  private:
+    /// Resets the internal parse state completely.
+    void reset() { }
+};
+namespace detail {
+/// Splits a string at every separator character.
+inline int split() { return 0; }
+}
+}
+"""
+
+C_SOURCE = b"""\
+/*
+ * Create a new parser object and initialise it.
+ */
+
+int
+yaml_parser_initialize(int *parser)
+{
+    return 0;
+}
+
+/* Declared only: the doc is stripped, but this is no answer. */
+int yaml_parser_delete(int *parser);
+"""
+
+RUBY = b"""\
+class Builder
+  # Adds a header line to the response being built.
+  def add_header(name)
+  end
+
+  private
+
+  # Computes the internal buffer size for the body.
+  def buffer_size
+  end
+end
+"""
+
+CSHARP = b"""\
+public class Runtime {
+    /// <summary>
+    /// Converts a <see cref="T:System.Object"/> into a Python object reference.
+    /// </summary>
+    public static object ToPython(object value) { return value; }
+    /// <summary>Field-like helpers without access modifiers are private.</summary>
+    void Hidden() { }
+}
+"""
+
+
+def test_rust_docs_skip_attributes_and_respect_pub() -> None:
+    found = by_symbol(extract("src/lib.rs", RUST))
+    assert found["parse"].doc_lines == (1, 1) and found["parse"].start_line == 3
+    assert found["parse"].query == "Parses a version string into its numeric parts."
+    assert found["Stack.push"].eligible
+    assert not found["Stack.grow"].eligible  # pub(crate)
+    assert found["Named.name"].doc_lines == (13, 13) and not found["Named.name"].eligible  # no body
+
+
+def test_cpp_access_labels_namespaces_and_templates() -> None:
+    found = by_symbol(extract("include/parser.h", CPP, "cpp"))
+    assert found["Parser.add"].eligible and found["Parser.add"].start_line == 5  # template line included
+    assert not found["Parser.reset"].eligible  # private section
+    assert not found["split"].eligible  # detail namespace
+    # The same header in a C project is parsed as C: no class, so no qualified member.
+    assert "Parser.add" not in by_symbol(extract("include/parser.h", CPP))
+
+
+def test_c_comment_after_blank_line_and_prototypes() -> None:
+    found = by_symbol(extract("src/api.c", C_SOURCE))
+    init = found["yaml_parser_initialize"]
+    assert init.doc_lines == (1, 3) and init.eligible
+    assert init.query == "Create a new parser object and initialise it."
+    assert found["yaml_parser_delete"].doc_lines == (11, 11) and not found["yaml_parser_delete"].eligible
+
+
+def test_ruby_private_section_and_csharp_summary() -> None:
+    ruby = by_symbol(extract("lib/builder.rb", RUBY))
+    assert ruby["Builder.add_header"].eligible and ruby["Builder.add_header"].doc_lines == (2, 2)
+    assert not ruby["Builder.buffer_size"].eligible
+    cs = by_symbol(extract("src/Runtime.cs", CSHARP))
+    assert cs["Runtime.ToPython"].query == "Converts a Object into a Python object reference."
+    assert not cs["Runtime.Hidden"].eligible
+
+
+def test_stripped_rust_file_keeps_definitions_in_place() -> None:
+    stripped, found = strip_file("src/lib.rs", RUST)
+    text = stripped.decode()
+    assert "Parses a version" not in text and "#[inline]" in text
+    parse = by_symbol(found)["parse"]
+    assert text.split("\n")[parse.start_line - 1].startswith("pub fn parse")
+
+
+def test_commit_task_repositories_are_not_blocklisted() -> None:
+    from goldenbuild.sources import blocklist_key, load_blocklist
+    from ragls.evaluation.commits import load_config
+
+    blocked = load_blocklist()
+    for repo in load_config(EVAL / "commits.toml").repo:
+        for name in (repo.name, *repo.github.split("/")):
+            assert blocklist_key(name) not in blocked, name

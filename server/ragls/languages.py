@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import PurePosixPath
 
 # Languages chunked along the syntax tree (tree-sitter-language-pack grammar names).
@@ -29,6 +30,11 @@ CODE_EXTENSIONS: dict[str, str] = {
     ".hpp": "cpp",
     ".hh": "cpp",
     ".hxx": "cpp",
+    # Inline/template implementation files included by C++ headers.
+    ".inl": "cpp",
+    ".ipp": "cpp",
+    ".tpp": "cpp",
+    ".txx": "cpp",
     ".cs": "csharp",
     ".rb": "ruby",
     ".php": "php",
@@ -93,6 +99,25 @@ def language_of(rel_path: str) -> str | None:
         return TEXT_FILENAMES[p.name]
     ext = p.suffix.lower()
     return CODE_EXTENSIONS.get(ext) or MARKDOWN_EXTENSIONS.get(ext) or TEXT_EXTENSIONS.get(ext)
+
+
+# Constructs that only C++ has: a `.h` file using any of them is a C++ header. Headers are
+# shared by C and C++ projects, and C++ parsed with the C grammar loses its classes,
+# namespaces and templates (every member function becomes an error node or a window).
+_CPP_MARKERS = re.compile(
+    r"^\s*(namespace\s+[\w:]*\s*\{|template\s*<|(class|struct)\s+\w+[^;{]*:\s*(public|private|protected)\b"
+    r"|(public|private|protected)\s*:|using\s+namespace\b|#\s*include\s*<(iostream|string|vector|memory|map|utility"
+    r"|functional|type_traits|algorithm|cstdint|cstddef|cstring|sstream)>)"
+    r"|\bstd::\w",
+    re.MULTILINE,
+)
+
+
+def refine_language(rel_path: str, language: str, text: str) -> str:
+    """The language once the text is known: a `.h` header written in C++ is C++."""
+    if language == "c" and rel_path.lower().endswith(".h") and _CPP_MARKERS.search(text[:200_000]):
+        return "cpp"
+    return language
 
 
 def is_code(language: str) -> bool:

@@ -93,3 +93,28 @@ def test_windows_with_overlap_and_edge_cases() -> None:
     assert [(d.start_line, d.end_line) for d in windows("f", "one line")] == [(1, 1)]
     with pytest.raises(ValueError):
         windows("f", text, size=4, overlap=4)
+
+
+def test_function_documents_one_per_function_and_windows_otherwise() -> None:
+    from ragls.evaluation.bm25 import function_documents
+
+    source = (
+        "class Box:\n"
+        "    def area(self):\n"
+        "        def inner():\n"
+        "            return 1\n"
+        "        return inner()\n"
+        "\n"
+        "def top():\n"
+        "    return 2\n"
+    )
+    docs = function_documents("box.py", "python", source)
+    assert [(d.start_line, d.end_line) for d in docs] == [(2, 5), (7, 8)]  # inner stays in area
+    assert docs[1].text == "def top():\n    return 2"
+    go = function_documents("m.go", "go", "package m\n\nfunc (s *S) Get() int {\n\treturn 1\n}\n")
+    assert [(d.start_line, d.end_line) for d in go] == [(3, 5)]
+    # No functions, or no grammar: 60-line windows.
+    assert [(d.start_line, d.end_line) for d in function_documents("c.toml", None, "a = 1\n" * 70)] == [
+        (1, 60),
+        (61, 70),
+    ]

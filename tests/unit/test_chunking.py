@@ -273,3 +273,75 @@ def test_default_exported_anonymous_function_is_named_after_its_file() -> None:
     assert (fn.symbol, fn.start_line, fn.end_line) == ("parseHeaders", 3, 5)
     index = chunk_file("lib/index.js", "javascript", "export default function () {\n  return 1;\n}\n")
     assert [c.symbol for c in index if c.kind == "function"] == ["default"]
+
+
+# -- C++ headers, export macros, wrapped JS functions (issue 13 chunking misses) -------------
+
+
+def test_cpp_header_with_h_suffix_is_chunked_as_cpp() -> None:
+    from ragls.languages import language_of, refine_language
+
+    header = "#pragma once\nnamespace lib {\nclass Parser {\n  public:\n    int parse(int x) { return x; }\n};\n}\n"
+    assert language_of("include/parser.h") == "c"
+    assert refine_language("include/parser.h", "c", header) == "cpp"
+    assert refine_language("include/yaml.h", "c", "typedef struct yaml_s { int x; } yaml_t;\n") == "c"
+    assert refine_language("src/x.c", "c", header) == "c"  # only headers are ambiguous
+    for suffix in (".hpp", ".hh", ".hxx", ".inl", ".ipp", ".tpp"):
+        assert language_of(f"include/impl{suffix}") == "cpp", suffix
+    chunks = chunk_file("include/parser.h", "c", header)
+    assert {c.language for c in chunks} == {"cpp"}
+    assert any(c.symbol == "lib.Parser" for c in chunks)
+
+
+def test_export_macros_do_not_hide_classes_and_methods() -> None:
+    members = "\n".join(f"    void set_level{i}(int level) {{ level_ = level + {i}; }}" for i in range(30))
+    header = f"namespace spd {{\nclass SPD_API logger {{\npublic:\n{members}\n    int level_;\n}};\n}}\n"
+    chunks = chunk_file("logger.h", "cpp", header)
+    symbols = {c.symbol for c in chunks}
+    assert "spd.logger.set_level0" in symbols and "spd.logger.set_level29" in symbols
+    # The text is the file's own, macro included.
+    assert any("class SPD_API logger" in c.text for c in chunks)
+    inl = "SPD_INLINE void logger::flush() SPD_NOEXCEPT\n{\n    flush_();\n}\n"
+    (only,) = chunk_file("logger-inl.h", "cpp", inl)
+    assert only.kind == "function" and only.symbol == "logger.flush" and only.text.startswith("SPD_INLINE")
+    yaml = "YAML_DECLARE(int)\nyaml_parser_initialize(yaml_parser_t *parser)\n{\n    return 1;\n}\n"
+    (init,) = chunk_file("api.c", "c", yaml)
+    assert init.symbol == "yaml_parser_initialize" and (init.start_line, init.end_line) == (1, 5)
+
+
+def test_functions_wrapped_in_calls_are_function_chunks() -> None:
+    ramda = (
+        'var _curry2 = /*#__PURE__*/require("./internal/_curry2.js");\n'
+        "var gt = /*#__PURE__*/_curry2(function gt(a, b) {\n  return a > b;\n});\n"
+        "module.exports = gt;\n"
+    )
+    chunks = chunk_file("gt.js", "javascript", ramda)
+    # One chunk named after the function; the require/export plumbing is not a chunk.
+    assert [(c.kind, c.symbol, c.start_line, c.end_line) for c in chunks] == [("function", "gt", 2, 4)]
+    tsx = "export const Button = forwardRef((props: Props, ref) => {\n  return <View ref={ref} />;\n});\n"
+    (button,) = chunk_file("Button.tsx", "tsx", tsx)
+    assert button.kind == "function" and button.symbol == "Button"
+
+
+def test_short_go_methods_carry_their_receiver_type_as_context() -> None:
+    go = (
+        "package log\n\n// Logger writes entries to an output with a minimum level.\ntype Logger struct {\n\tLevel int\n}\n\n"
+        "func (l *Logger) SetLevel(level int) {\n\tl.Level = level\n}\n\nfunc New() *Logger {\n\treturn &Logger{}\n}\n"
+    )
+    by_symbol = {c.symbol: c for c in chunk_file("logger.go", "go", go)}
+    set_level = by_symbol["Logger.SetLevel"]
+    assert set_level.signature == (
+        "type Logger struct // Logger writes entries to an output with a minimum level.\n"
+        "func (l *Logger) SetLevel(level int) {"
+    )
+    assert set_level.embedding_text().startswith("Logger.Set Level\ntype Logger struct // Logger writes entries")
+    assert by_symbol["New"].signature == "func New() *Logger {"  # no receiver, no context
+    # Long definitions speak for themselves, and Rust methods keep their own first line
+    # (the impl header was measured and not kept).
+    long_body = "\n".join(f"\tx{i} := {i}" for i in range(20))
+    long = f"package log\n\ntype Logger struct{{}}\n\nfunc (l *Logger) Big() {{\n{long_body}\n}}\n"
+    assert {c.symbol: c for c in chunk_file("big.go", "go", long)}["Logger.Big"].signature == "func (l *Logger) Big() {"
+    body = "\n".join(f"    pub fn get{i}(&self) -> usize {{\n        self.len + {i}\n    }}" for i in range(40))
+    rust = f"impl<A: Array> Extend<A::Item> for SmallVec<A> {{\n{body}\n}}\n"
+    first = next(c for c in chunk_file("lib.rs", "rust", rust) if c.kind == "method")
+    assert first.signature == "pub fn get0(&self) -> usize {"

@@ -12,14 +12,17 @@ from ragls.evaluation.metrics import (
     Hit,
     aggregate,
     chunk_precision,
+    context_recall,
     evaluate_query,
     first_relevant_rank,
+    hit_chars,
     is_relevant,
     latency_summary,
     mrr_at_k,
     ndcg_at_k,
     overlap,
     percentile,
+    precise_recall_at_k,
     precision_at_k,
     recall_at_k,
     relative_path,
@@ -133,3 +136,69 @@ def test_relative_path_accepts_uris_absolute_and_relative(tmp_path: Path) -> Non
     assert relative_path(target.as_uri(), tmp_path) == "pkg/a b.py"
     assert relative_path("./pkg/a.py", tmp_path) == "pkg/a.py"
     assert relative_path("/elsewhere/x.py", tmp_path) == "/elsewhere/x.py"
+
+
+# ctxR@4k and precise R@5 on a tiny hand-made file: 100 lines of 19 characters (20 with the
+# newline), the answer function at lines 10-20 (11 lines, half is 5.5 -> 6 lines needed).
+FILE = ["x" * 19] * 100
+
+
+def _lines(path: str) -> list[str]:
+    return FILE if path == "pkg/a.py" else ["y" * 99] * 300
+
+
+def test_hit_chars_measure_the_files_own_lines() -> None:
+    assert hit_chars(Hit("pkg/a.py", 1, 10), _lines) == 200
+    assert hit_chars(Hit("pkg/other.py", 1, 10), _lines) == 1000  # 99 + newline per line
+
+
+def test_context_recall_needs_half_the_function_within_budget() -> None:
+    assert context_recall([INSIDE], QUERY, _lines) == 1.0  # 7 of 11 lines
+    assert context_recall([Hit("pkg/a.py", 10, 14)], QUERY, _lines) == 0.0  # 5 of 11
+    # Two partial hits add up: 10-14 and 15-16 cover 7 lines.
+    assert context_recall([Hit("pkg/a.py", 10, 14), MISS, Hit("pkg/a.py", 15, 16)], QUERY, _lines) == 1.0
+    # The first hit always counts, however big (a 100-line window is 2,000 chars; fine at 1,000).
+    assert context_recall([Hit("pkg/a.py", 1, 100)], QUERY, _lines, budget=1000) == 1.0
+    # Four 10-line misses of 1,000 chars fill 4,000: the answer in fifth place is cut off.
+    misses = [Hit("pkg/other.py", i * 10 + 1, i * 10 + 10) for i in range(4)]
+    assert context_recall([*misses, INSIDE], QUERY, _lines) == 0.0
+    assert context_recall([*misses[:3], INSIDE], QUERY, _lines) == 1.0
+    # Taking stops at the first hit that does not fit, even if a later one would.
+    big = Hit("pkg/other.py", 100, 200)  # 10,100 chars
+    assert context_recall([MISS, big, INSIDE], QUERY, _lines) == 0.0
+    assert context_recall([INSIDE], FILE_ONLY, _lines) is None
+
+
+def test_precise_recall_counts_any_function_hit_in_top_k() -> None:
+    # A wide window first (relevant, but mostly outside) and a focused hit third: chunk
+    # precision looks only at the first relevant hit, precise R@5 at any hit.
+    hits = [WIDE, MISS, INSIDE]
+    assert chunk_precision(hits, QUERY) == 0.0
+    assert precise_recall_at_k(hits, QUERY, 5) == 1.0
+    assert precise_recall_at_k(hits, QUERY, 2) == 0.0
+    # Exactly half inside counts: 16-25 has 5 of 10 lines in 10-20.
+    assert precise_recall_at_k([Hit("pkg/a.py", 16, 25)], QUERY) == 1.0
+    assert precise_recall_at_k([Hit("pkg/a.py", 16, 26)], QUERY) == 0.0
+    assert precise_recall_at_k(hits, FILE_ONLY) is None
+
+
+def test_evaluate_query_reports_ctx_recall_only_with_a_ruler() -> None:
+    assert evaluate_query([INSIDE], QUERY).ctx_recall_4k is None
+    assert evaluate_query([INSIDE], QUERY, _lines).ctx_recall_4k == 1.0
+
+
+def test_summary_table_means_languages_equally() -> None:
+    from ragls.evaluation.cli import summary_table
+
+    def row(v: float, n: int) -> dict[str, float]:
+        return {"queries": n, "ctx_recall_4k": v, "mrr_at_10": v, "recall_at_5": v, "precise_recall_at_5": v}
+
+    lang_rows = {
+        "go": {"ragls (hybrid, default)": row(1.0, 300), "BM25, 60-line windows": row(0.5, 300)},
+        "rust": {"ragls (hybrid, default)": row(0.5, 10), "BM25, 60-line windows": row(0.0, 10)},
+    }
+    table = summary_table(lang_rows)
+    assert "| go (300) | 1.000 | 1.000 | 1.000 | 1.000 | 0.500 |" in table
+    # 300 Go questions do not outvote 10 Rust ones: (1.0 + 0.5) / 2.
+    assert "| **mean over languages** | 0.750 | 0.750 | 0.750 | 0.750 | 0.250 |" in table
+    assert "BM25 fn" not in table  # a system not run gets no columns

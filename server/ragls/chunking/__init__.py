@@ -7,6 +7,7 @@ from ragls.chunking.markdown import markdown_chunks
 from ragls.chunking.model import Chunk
 from ragls.chunking.text import window_chunks
 from ragls.config import IndexingSettings
+from ragls.languages import refine_language
 
 __all__ = ["SUPPORTED_CODE_LANGUAGES", "Chunk", "chunk_file"]
 
@@ -16,6 +17,7 @@ SUPPORTED_CODE_LANGUAGES = sorted(SPECS)
 def chunk_file(path: str, language: str, text: str, settings: IndexingSettings | None = None) -> list[Chunk]:
     """Split one file's text into chunks; never raises on odd input."""
     s = settings or IndexingSettings()
+    language = refine_language(path, language, text)
     if language in SPECS:
         try:
             return code_chunks(

@@ -10,9 +10,10 @@ from pathlib import Path
 from typing import Any
 
 from ragls.config import Settings, load_settings
-from ragls.evaluation.runner import SetResult, run_golden
+from ragls.evaluation.runner import BM25_FUNCTIONS, BM25_WINDOWS, DEFAULT, SetResult, run_golden
 
 METRICS = [
+    "ctx_recall_4k",
     "mrr_at_10",
     "recall_at_1",
     "recall_at_5",
@@ -20,14 +21,19 @@ METRICS = [
     "precision_at_5",
     "ndcg_at_10",
     "chunk_precision_at_5",
+    "precise_recall_at_5",
     "latency_p50_ms",
     "latency_p95_ms",
 ]
-HEAD = ["MRR@10", "R@1", "R@5", "R@10", "P@5", "nDCG@10", "chunk prec.", "p50 ms", "p95 ms"]
-
-
-# Tuning is done on these sets only; the others are held out to confirm (docs/evaluation.md).
-DEV_SETS = frozenset({"attrs", "axios", "rxjs", "logrus", "gorilla-mux"})
+HEAD = ["ctxR@4k", "MRR@10", "R@1", "R@5", "R@10", "P@5", "nDCG@10", "chunk prec.", "precise R@5", "p50 ms", "p95 ms"]
+# The per-language summary: the four figures the issue asks for, per system.
+SUMMARY = [
+    ("ctx_recall_4k", "ctxR@4k"),
+    ("mrr_at_10", "MRR@10"),
+    ("recall_at_5", "R@5"),
+    ("precise_recall_at_5", "pR@5"),
+]
+SUMMARY_ROWS = [(DEFAULT, "ragls"), (BM25_WINDOWS, "BM25 win"), (BM25_FUNCTIONS, "BM25 fn")]
 
 
 def default_dir() -> Path:
@@ -40,9 +46,18 @@ def add_eval_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[ty
     p.add_argument("golden", nargs="*", help="golden-set files (.json or .toml)")
     p.add_argument("--all", action="store_true", help="every set listed in DIR/manifest.json")
     p.add_argument("--dir", type=Path, default=default_dir(), help="where eval/build_golden.py wrote the sets")
+    p.add_argument("--split", choices=["dev", "held-out"], help="with --all: only the sets of this split")
+    p.add_argument("--cache", type=Path, help="indexes and embedding cache (default DIR/ragls-cache)")
     p.add_argument("--baselines", action="store_true", help="also score BM25 on the same queries")
     p.add_argument("--no-ablations", action="store_true", help="score the default configuration only")
     p.add_argument("--out", type=Path, help="write all figures as JSON here")
+    p.add_argument("--commits", type=Path, metavar="TOML", help="also run the commit message -> files task")
+    p.add_argument(
+        "--mirrors",
+        type=Path,
+        default=Path(os.environ.get("RAGLS_EVAL_MIRRORS") or default_dir() / "mirrors"),
+        help="folder of bare git mirrors (<owner>+<name>/repo) for --commits",
+    )
     p.add_argument("-q", "--quiet", action="store_true")
     p.set_defaults(func=cmd_eval)
 
@@ -69,14 +84,6 @@ def _mean_rows(results: list[SetResult]) -> dict[str, dict[str, float]]:
     return rows
 
 
-def _set_key(r: SetResult) -> str:
-    """`gorilla-mux-1.8.0-1` -> `gorilla-mux`: the set name without its version."""
-    parts = r.name.split("-")
-    while parts and parts[-1][:1].isdigit():
-        parts.pop()
-    return "-".join(parts) or r.name
-
-
 def _overall(results: list[SetResult]) -> tuple[dict[str, dict[str, float]], dict[str, dict[str, dict[str, float]]]]:
     """Per-language means, then their mean: languages weigh equally, so one big language
     cannot hide another."""
@@ -87,8 +94,13 @@ def _overall(results: list[SetResult]) -> tuple[dict[str, dict[str, float]], dic
     overall: dict[str, dict[str, float]] = {}
     for label in _labels(results):
         have = [lr[label] for lr in lang_rows.values() if label in lr]
-        overall[label] = {m: sum(row[m] for row in have) / len(have) for m in METRICS}
+        overall[label] = {m: _nanmean([row[m] for row in have]) for m in METRICS}
     return overall, lang_rows
+
+
+def _nanmean(values: list[float]) -> float:
+    kept = [v for v in values if v == v]
+    return sum(kept) / len(kept) if kept else float("nan")
 
 
 def _labels(results: list[SetResult]) -> list[str]:
@@ -96,10 +108,44 @@ def _labels(results: list[SetResult]) -> list[str]:
     return list(dict.fromkeys(label for r in results for label in r.rows))
 
 
+def _cell(value: float | None) -> str:
+    return "–" if value is None or value != value else f"{value:.3f}"
+
+
+def summary_table(lang_rows: dict[str, dict[str, dict[str, float]]]) -> str:
+    """Languages down, (system, metric) across, plus the mean over languages: the table the
+    issue's goals are stated in."""
+    systems = [(label, short) for label, short in SUMMARY_ROWS if any(label in rows for rows in lang_rows.values())]
+    head = [f"{short} {name}" for _, short in systems for _, name in SUMMARY]
+    lines = ["| language (queries) | " + " | ".join(head) + " |", "|---|" + "---:|" * len(head)]
+    means: dict[tuple[str, str], list[float]] = {}
+    for lang, rows in sorted(lang_rows.items()):
+        n = int(rows.get(DEFAULT, next(iter(rows.values())))["queries"])
+        cells = []
+        for label, _ in systems:
+            for metric, _ in SUMMARY:
+                value = rows.get(label, {}).get(metric)
+                cells.append(_cell(value))
+                if value is not None:
+                    means.setdefault((label, metric), []).append(value)
+        lines.append(f"| {lang} ({n}) | " + " | ".join(cells) + " |")
+    mean_cells = [_cell(_nanmean(means.get((label, m), []))) for label, _ in systems for m, _ in SUMMARY]
+    lines.append("| **mean over languages** | " + " | ".join(mean_cells) + " |")
+    return "\n".join(lines)
+
+
+def _splits_of(manifest: Path) -> dict[str, str]:
+    """golden.json path (as listed) -> its project's split, from the builder's manifest."""
+    if not manifest.is_file():
+        return {}
+    projects = json.loads(manifest.read_text()).get("projects", [])
+    return {str((manifest.parent / p["golden"]).resolve()): p.get("split", "") for p in projects}
+
+
 def _table(rows: dict[str, dict[str, float]]) -> str:
     lines = ["| configuration | " + " | ".join(HEAD) + " |", "|---|" + "---:|" * len(HEAD)]
     for label, row in rows.items():
-        cells = [f"{row[m]:.1f}" if m.startswith("latency") else f"{row[m]:.3f}" for m in METRICS]
+        cells = [f"{row[m]:.1f}" if m.startswith("latency") and row[m] == row[m] else _cell(row[m]) for m in METRICS]
         lines.append(f"| {label} | " + " | ".join(cells) + " |")
     return "\n".join(lines)
 
@@ -110,37 +156,63 @@ def cmd_eval(a: argparse.Namespace) -> int:
         manifest = a.dir / "manifest.json"
         if not manifest.exists():
             raise SystemExit(f"ragls: {manifest} not found; run `python eval/build_golden.py` first")
-        paths += [a.dir / p["golden"] for p in json.loads(manifest.read_text())["projects"]]
-    if not paths:
-        raise SystemExit("ragls eval: give golden-set files or --all")
-    settings: Settings = load_settings(None, ("eval", {"cacheDir": str(a.dir / "ragls-cache")}))
+        projects = json.loads(manifest.read_text())["projects"]
+        paths += [a.dir / p["golden"] for p in projects if a.split is None or p.get("split") == a.split]
+    if not paths and not a.commits:
+        raise SystemExit("ragls eval: give golden-set files, --all or --commits")
+    settings: Settings = load_settings(None, ("eval", {"cacheDir": str(a.cache or a.dir / "ragls-cache")}))
+    commit_results = []
+    if a.commits:
+        from ragls.evaluation.commits import commits_table, run_commits
+
+        commit_results = run_commits(a.commits, a.mirrors, settings, a.dir / "commits", quiet=a.quiet)
+        for r in commit_results:
+            if r.skipped:
+                print(f"ragls eval: commits task, {r.name} skipped: {r.skipped}", file=sys.stderr)
+        if not paths:
+            print("## Commit message -> files\n\n" + commits_table(commit_results))
+            if a.out:
+                a.out.parent.mkdir(parents=True, exist_ok=True)
+                a.out.write_text(json.dumps({"commits": [r.__dict__ for r in commit_results]}, indent=2) + "\n")
+            return 0
     results: list[SetResult] = []
+    split_of = _splits_of(a.dir / "manifest.json")
     for p in paths:
         if not a.quiet:
             print(f"eval: {p}", file=sys.stderr, flush=True)
-        results.append(run_golden(p, settings, baselines=a.baselines, ablations=not a.no_ablations, quiet=a.quiet))
+        result = run_golden(p, settings, baselines=a.baselines, ablations=not a.no_ablations, quiet=a.quiet)
+        result.split = split_of.get(str(p.resolve()))
+        results.append(result)
     overall, lang_rows = _overall(results)
     out: list[str] = ["## Mean over languages (each language weighs equally)", "", _table(overall), ""]
     splits: dict[str, dict[str, dict[str, float]]] = {}
-    dev = [r for r in results if _set_key(r) in DEV_SETS]
-    held = [r for r in results if r not in dev]
-    if dev and held:
-        for title, part in (("dev", dev), ("held-out", held)):
-            splits[title] = _overall(part)[0]
-            names = ", ".join(_set_key(r) for r in part)
-            out += [f"## {title} split ({names}), mean over languages", "", _table(splits[title]), ""]
+    split_langs: dict[str, dict[str, dict[str, dict[str, float]]]] = {}
+    for title in ("dev", "held-out"):
+        part = [r for r in results if r.split == title]
+        if not part:
+            continue
+        splits[title], split_langs[title] = _overall(part)
+        names = ", ".join(r.name for r in part)
+        out += [f"## {title} split, per language ({names})", "", summary_table(split_langs[title]), ""]
+        out += [f"## {title} split, mean over languages", "", _table(splits[title]), ""]
     for lang, rows in lang_rows.items():
         n = int(next(iter(rows.values()))["queries"])  # the default row: every query
         out += [f"### {lang} ({n} queries)", "", _table(rows), ""]
     out += ["### Sets", "", "| set | language | queries | files | chunks | index s |", "|---|---|---:|---:|---:|---:|"]
     out += [f"| {r.name} | {r.language} | {r.queries} | {r.files} | {r.chunks} | {r.index_seconds} |" for r in results]
+    if commit_results:
+        from ragls.evaluation.commits import commits_table
+
+        out += ["## Commit message -> files", "", commits_table(commit_results), ""]
     print("\n".join(out))
     if a.out:
         payload: dict[str, Any] = {
             "overall": overall,
             "splits": splits,
+            "split_languages": split_langs,
             "languages": lang_rows,
             "sets": [r.__dict__ for r in results],
+            "commits": [r.__dict__ for r in commit_results],
         }
         a.out.parent.mkdir(parents=True, exist_ok=True)
         a.out.write_text(json.dumps(payload, indent=2) + "\n")

@@ -9,7 +9,7 @@ binary gains, credits only the first relevant hit and has an ideal DCG of 1.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path, PurePosixPath
 from typing import Protocol
@@ -23,8 +23,10 @@ __all__ = [
     "QueryMetrics",
     "aggregate",
     "chunk_precision",
+    "context_recall",
     "evaluate_query",
     "first_relevant_rank",
+    "hit_chars",
     "is_relevant",
     "latency_summary",
     "mean_by",
@@ -32,6 +34,7 @@ __all__ = [
     "ndcg_at_k",
     "overlap",
     "percentile",
+    "precise_recall_at_k",
     "precision_at_k",
     "recall_at_k",
     "relative_path",
@@ -132,6 +135,62 @@ def chunk_precision(hits: Sequence[HitLike], query: GoldenQuery, k: int = 5) -> 
     return 0.0
 
 
+def precise_recall_at_k(hits: Sequence[HitLike], query: GoldenQuery, k: int = 5) -> float | None:
+    """1.0 when some hit in the top k is a *function hit*: at least half of the hit's lines lie
+    inside an answer function (unlike chunk_precision, any hit of the k counts, not only the
+    first relevant one). None without line ranges."""
+    if query.lines is None:
+        return None
+    for hit in hits[:k]:
+        length = hit.end_line - hit.start_line + 1
+        for path, lines in query.answers():
+            if path == hit.path and lines is not None and 2 * overlap(_span(hit), lines) >= length:
+                return 1.0
+    return 0.0
+
+
+# The context a chat model is handed by default (`maxChars`).
+CONTEXT_BUDGET = 4000
+
+
+def hit_chars(hit: HitLike, lines_of: Callable[[str], Sequence[str]]) -> int:
+    """A hit's size in characters measured on its file's own lines (newlines included), so
+    every system is charged the same for the same lines whatever text it stores."""
+    lines = lines_of(hit.path)
+    return sum(len(line) + 1 for line in lines[max(hit.start_line - 1, 0) : hit.end_line])
+
+
+def context_recall(
+    hits: Sequence[HitLike],
+    query: GoldenQuery,
+    lines_of: Callable[[str], Sequence[str]],
+    budget: int = CONTEXT_BUDGET,
+) -> float | None:
+    """ctxR@budget: take hits in rank order while their text fits in `budget` characters (the
+    first always counts, however big); 1.0 when the taken hits cover at least half of the
+    lines of some answer function. None without line ranges."""
+    if query.lines is None:
+        return None
+    taken: list[HitLike] = []
+    used = 0
+    for hit in hits:
+        size = hit_chars(hit, lines_of)
+        if taken and used + size > budget:
+            break
+        taken.append(hit)
+        used += size
+    for path, lines in query.answers():
+        if lines is None:
+            continue
+        covered: set[int] = set()
+        for hit in taken:
+            if hit.path == path:
+                covered.update(range(max(hit.start_line, lines[0]), min(hit.end_line, lines[1]) + 1))
+        if 2 * len(covered) >= lines[1] - lines[0] + 1:
+            return 1.0
+    return 0.0
+
+
 @dataclass(frozen=True, slots=True)
 class QueryMetrics:
     query_id: str
@@ -142,9 +201,17 @@ class QueryMetrics:
     precision_at_5: float
     ndcg_at_10: float
     chunk_precision_at_5: float | None
+    precise_recall_at_5: float | None = None
+    ctx_recall_4k: float | None = None
 
 
-def evaluate_query(hits: Sequence[HitLike], query: GoldenQuery) -> QueryMetrics:
+def evaluate_query(
+    hits: Sequence[HitLike], query: GoldenQuery, lines_of: Callable[[str], Sequence[str]] | None = None
+) -> QueryMetrics:
+    """All metrics of one query; ctxR@4k needs `lines_of` (path -> the file's lines) and
+    sees every hit given, the others the top 10."""
+    ctx = context_recall(hits, query, lines_of) if lines_of is not None else None
+    hits = hits[:10]
     return QueryMetrics(
         query_id=query.id,
         recall_at_1=recall_at_k(hits, query, 1),
@@ -154,6 +221,8 @@ def evaluate_query(hits: Sequence[HitLike], query: GoldenQuery) -> QueryMetrics:
         precision_at_5=precision_at_k(hits, query, 5),
         ndcg_at_10=ndcg_at_k(hits, query, 10),
         chunk_precision_at_5=chunk_precision(hits, query, 5),
+        precise_recall_at_5=precise_recall_at_k(hits, query, 5),
+        ctx_recall_4k=ctx,
     )
 
 

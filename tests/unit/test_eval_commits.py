@@ -1,0 +1,85 @@
+"""Commit message -> files task: question selection, checkout and scoring on a tiny real repo."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+from ragls.evaluation.commits import (
+    Repo,
+    checkout,
+    file_scores,
+    message_query,
+    mirror_dir,
+    questions,
+    rank_files,
+    run_repo,
+)
+
+
+def _git(repo: Path, *args: str) -> str:
+    env = {
+        "GIT_AUTHOR_NAME": "t",
+        "GIT_AUTHOR_EMAIL": "t@example.com",
+        "GIT_COMMITTER_NAME": "t",
+        "GIT_COMMITTER_EMAIL": "t@example.com",
+        "PATH": "/usr/bin:/bin",
+    }
+    return subprocess.run(["git", "-C", str(repo), *args], check=True, capture_output=True, text=True, env=env).stdout
+
+
+def _commit(repo: Path, files: dict[str, str], message: str) -> str:
+    for name, text in files.items():
+        (repo / name).parent.mkdir(parents=True, exist_ok=True)
+        (repo / name).write_text(text)
+    _git(repo, "add", "-A")
+    _git(repo, "commit", "-q", "-m", message)
+    return _git(repo, "rev-parse", "HEAD").strip()
+
+
+def test_message_query_is_subject_and_first_paragraph() -> None:
+    text = "Fix rounding at unit boundaries\n\nCarry to the next unit.\nSecond line.\n\nMore detail.\n"
+    assert message_query(text) == "Fix rounding at unit boundaries Carry to the next unit. Second line."
+    assert message_query("Add Clone\n\nSigned-off-by: A <a@b>\n") == "Add Clone"
+
+
+def test_file_scores_and_ranking() -> None:
+    ranked = rank_files(["a.py", "a.py", "b.py", "c.py", "d.py", "e.py", "f.py"])
+    assert ranked == ["a.py", "b.py", "c.py", "d.py", "e.py", "f.py"]
+    assert file_scores(ranked, ["b.py"]) == (1.0, 0.5)
+    assert file_scores(ranked, ["b.py", "f.py"]) == (0.5, 0.5)  # f.py is sixth
+    assert file_scores(ranked, ["zzz.py"]) == (0.0, 0.0)
+
+
+def test_questions_keep_commits_changing_one_to_three_existing_sources(tmp_path: Path) -> None:
+    work = tmp_path / "src"
+    work.mkdir()
+    _git(work, "init", "-q")
+    _commit(
+        work, {"lib/a.py": "def a():\n    return 1\n", "lib/b.py": "x = 1\n", "README.md": "hi\n"}, "Initial import"
+    )
+    good = _commit(
+        work, {"lib/a.py": "def a():\n    return 2\n", "tests/test_a.py": "x\n"}, "Make a return two\n\nBody."
+    )
+    _commit(work, {"lib/new.py": "y = 2\n"}, "Add a new module")  # added file: nothing to find
+    _commit(work, {"README.md": "hello\n"}, "Docs only change here")  # no source file
+    head = _commit(work, {"lib/b.py": "x = 2\n"}, "Tune b")  # too short a message
+    mirrors = tmp_path / "mirrors"
+    subprocess.run(["git", "clone", "-q", "--bare", str(work), str(mirrors / "o+r" / "repo")], check=True)
+    repo = Repo(name="r", github="o/r", head=head, commits=5)
+    git_dir = mirror_dir(mirrors, repo)
+    found = questions(git_dir, repo)
+    assert [(q.sha, q.files, q.query) for q in found] == [(good, ["lib/a.py"], "Make a return two Body.")]
+    tree, index = tmp_path / "tree", tmp_path / "index"
+    checkout(git_dir, head, tree, index)
+    assert (tree / "lib/new.py").is_file()
+    checkout(git_dir, found[0].parent, tree, index)
+    assert (tree / "lib/a.py").read_text() == "def a():\n    return 1\n"
+    assert not (tree / "lib/new.py").exists()  # files of later commits are removed
+    assert not (git_dir / "index").exists()  # the mirror is only read
+
+
+def test_missing_mirror_is_skipped_with_a_reason(tmp_path: Path) -> None:
+    repo = Repo(name="r", github="o/r", head="0" * 40)
+    result = run_repo(repo, tmp_path, None, tmp_path)  # type: ignore[arg-type]
+    assert result.skipped is not None and "no mirror" in result.skipped and result.rows == {}
