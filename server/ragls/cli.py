@@ -118,9 +118,8 @@ def cmd_search(a: argparse.Namespace) -> int:
     try:
         if a.status:
             _print_json(_status(index))
-        p = RetrieveParams(
-            query=a.query, top_k=a.top_k, max_chars=a.max_chars, paths=a.paths or None, languages=a.languages or None
-        )
+        given = {"top_k": a.top_k, "max_chars": a.max_chars, "paths": a.paths, "languages": a.languages}
+        p = RetrieveParams(query=a.query, **{k: v for k, v in given.items() if v})
         res = index.retrieve(p)
     except (QueryError, ValidationError) as exc:
         raise SystemExit(f"ragls: {exc}") from exc
@@ -316,8 +315,8 @@ def main(argv: list[str] | None = None) -> int:
     p = sub.add_parser("search", help="index (incrementally) and print the <rag_context> for a query")
     p.add_argument("path")
     p.add_argument("query")
-    p.add_argument("-k", "--top-k", type=int, default=5)
-    p.add_argument("--max-chars", type=int, default=4000)
+    p.add_argument("-k", "--top-k", type=int, default=None, help="default: the retrieval.topK setting")
+    p.add_argument("--max-chars", type=int, default=None, help="default: the retrieval.maxChars setting")
     p.add_argument("--paths", nargs="*", default=None, help="workspace-relative globs")
     p.add_argument("--languages", nargs="*", default=None)
     p.add_argument("--json", action="store_true", help="print the rag/retrieve result as JSON")

@@ -150,7 +150,10 @@ class IndexService:
             return failed(why)
         idx = self.indexer
         allowed = [path for path in idx.indexed_paths() if spec.match_file(path)] if spec is not None else None
-        return answer(idx, self.settings.retrieval, self.root, p.query, p.top_k, p.max_chars, allowed, p.languages)
+        rs = self.settings.retrieval
+        top_k = p.top_k if "top_k" in p.model_fields_set else rs.top_k
+        max_chars = p.max_chars if "max_chars" in p.model_fields_set else rs.max_chars
+        return answer(idx, rs, self.root, p.query, top_k, max_chars, allowed, p.languages)
 
     def find_symbol(self, p: SymbolParams, wait: float = 30.0) -> RetrieveResultOut:
         """Definitions whose stored symbol is `name` or ends with `.name` (`Invoice.total`,

@@ -286,7 +286,7 @@ class SharedIndex:
     def retrieve(self, p: RetrieveParams) -> RetrieveResultOut:
         """Raises QueryError for bad input (globs)."""
         try:
-            raw = self._client_call("rag/retrieve", p.model_dump(by_alias=True, exclude_none=True))
+            raw = self._client_call("rag/retrieve", p.model_dump(by_alias=True, exclude_unset=True))
         except RemoteError as exc:
             if exc.code == INVALID_PARAMS:
                 raise QueryError(str(exc)) from exc

@@ -241,3 +241,12 @@ async def test_reindex_request(start: Starter) -> None:
     assert st["filesIndexed"] == 8 and st["chunks"] == before["chunks"]
     # A full rebuild re-chunks everything but takes every vector from the embedding cache.
     assert st["embedded"] == before["embedded"] and st["cache"]["hits"] >= before["chunks"]
+
+
+async def test_retrieve_without_topk_uses_the_retrieval_settings(start) -> None:  # type: ignore[no-untyped-def]
+    s = await start(init={"retrieval": {"topK": 2, "maxChars": 100_000}})
+    await s.wait_ready()
+    res = await s.retrieve("invoice total tax payment reminder")
+    assert len(res["chunks"]) == 2
+    res = await s.retrieve("invoice total tax payment reminder", topK=4)
+    assert len(res["chunks"]) == 4
