@@ -225,8 +225,17 @@ async def test_index_folder_replaced_mid_index_is_rebuilt(start: Starter, tmp_pa
     st = await s.wait_ready(300)
     figure("index folder replaced mid-index", ready_after_replace_s=time.monotonic() - t0)
     assert st["filesTotal"] == 120 and st["filesIndexed"] == 120 and st["filesFailed"] == 0
-    res = await s.retrieve("parse the window for item", topK=3)
-    assert res["chunks"]
+    last: dict = {}
+
+    async def answers() -> bool:
+        nonlocal last
+        last = await s.retrieve("parse the window for item", topK=3)
+        return bool(last["chunks"])
+
+    try:
+        await s.eventually(answers, timeout=30)
+    except AssertionError as exc:
+        raise AssertionError(f"no results from the rebuilt index: {last}") from exc
     await s.close()
     check_consistent(ws, fresh_cache)
     assert (index / "shard").is_dir()
