@@ -31,7 +31,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
 from extract import ROOT, file_pairs  # noqa: E402
-from fetch import Package, Refused, eval_names, fetch, load_blocklist, record  # noqa: E402
+from fetch import Package, Refused, check_excluded, eval_names, fetch, load_blocklist, record  # noqa: E402
 
 from ragls.languages import language_of  # noqa: E402
 
@@ -60,7 +60,27 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--eval-sources", type=Path, action="append", default=[], required=True)
     p.add_argument("--manifest", type=Path, default=HERE / "data-manifest.json")
     p.add_argument("--jobs", type=int, default=2)
+    p.add_argument(
+        "--check-only",
+        action="store_true",
+        help="build nothing: re-check the manifest's packages against the (current) eval lists and blocklist",
+    )
     return p.parse_args(argv)
+
+
+def check_manifest(manifest: Path, blocklist: set[str], evaluated: set[str]) -> int:
+    """Exit status 1 when a package that was trained on is now evaluated or blocklisted."""
+    data = json.loads(manifest.read_text(encoding="utf-8"))
+    bad = 0
+    for entry in data["packages"]:
+        pkg = Package(entry["registry"], entry["package"], entry["version"], names=entry["names"])
+        try:
+            check_excluded(pkg, blocklist, evaluated)
+        except Refused as exc:
+            print(f"OVERLAP {exc}")
+            bad += 1
+    print(f"{len(data['packages'])} trained packages checked against {len(evaluated)} evaluated names: {bad} overlaps")
+    return 1 if bad else 0
 
 
 def package_pairs(root: str) -> list[dict[str, str]]:
@@ -89,6 +109,8 @@ def main(argv: list[str] | None = None) -> int:
     seed, cap = int(config["seed"]), int(config["max_pairs_per_package"])
     blocklist = load_blocklist(args.blocklist)
     evaluated = eval_names(args.eval_sources, config.get("related", {}))
+    if args.check_only:
+        return check_manifest(args.manifest, blocklist, evaluated)
     packages = [Package(**p) for p in config["package"]]
 
     refused: list[dict[str, str]] = []
