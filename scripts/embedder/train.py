@@ -43,7 +43,7 @@ def parse_args() -> argparse.Namespace:
     p.add_argument("--seed", type=int, default=20261122)
     p.add_argument("--batch", type=int, default=32)
     p.add_argument("--lr", type=float, default=3e-5)
-    p.add_argument("--warmup", type=float, default=0.05)
+    p.add_argument("--warmup-steps", type=int, default=10)
     p.add_argument("--scale", type=float, default=20.0)
     p.add_argument("--query-tokens", type=int, default=64)
     p.add_argument("--code-tokens", type=int, default=192)
@@ -121,11 +121,12 @@ def main() -> int:
     model = AutoModel.from_pretrained(src)
     model.train()
     opt = torch.optim.AdamW(model.parameters(), lr=args.lr, weight_decay=0.01)
-    planned = {"steps": len(batches)}  # refitted to the time budget after the first steps
+    planned = {"steps": len(batches)}  # refitted to the time budget as the pace is measured
+    last = {"step": 0, "elapsed": 0.0}
 
     def lr_at(step: int) -> float:
         total = planned["steps"]
-        warm = max(1, int(total * args.warmup))
+        warm = args.warmup_steps
         if step < warm:
             return (step + 1) / warm
         return max(0.0, (total - step) / max(1, total - warm))
@@ -176,11 +177,14 @@ def main() -> int:
         opt.step()
         running = loss.item() if step == 0 else 0.95 * running + 0.05 * loss.item()
         elapsed = time.monotonic() - start
-        if step == 19:
-            # Fit the schedule to the budget: as many steps as the measured pace allows.
-            pace = elapsed / 20
-            planned["steps"] = min(len(batches), int(budget / pace))
-            print(f"pace {pace:.2f} s/step -> {planned['steps']} steps of {len(batches)}", flush=True)
+        if step >= 19 and (step + 1) % 10 == 0:
+            # Refit the schedule to the budget at the recent pace (the machine is shared, so
+            # the pace changes): the remaining time buys this many more steps.
+            pace = (elapsed - last["elapsed"]) / (step - last["step"]) if step > last["step"] else elapsed / 20
+            planned["steps"] = min(len(batches), step + 1 + int(max(0.0, budget - elapsed) / max(pace, 1e-3)))
+            last.update(step=step, elapsed=elapsed)
+            if (step + 1) % 50 == 0:
+                print(f"pace {pace:.2f} s/step -> {planned['steps']} steps of {len(batches)}", flush=True)
         if step % 10 == 0 or step == planned["steps"] - 1:
             row = {
                 "step": step,
