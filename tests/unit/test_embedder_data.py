@@ -1,0 +1,127 @@
+"""The embedder's training-data miner (scripts/embedder): pairs are what the indexer embeds,
+with the doc removed from the code, and refused packages are refused."""
+
+from __future__ import annotations
+
+import hashlib
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "scripts" / "embedder"))
+
+from extract import file_pairs  # noqa: E402
+from fetch import Package, Refused, aliases, check_excluded, check_licence, eval_names, name_hash  # noqa: E402
+
+from ragls.chunking import chunk_file  # noqa: E402
+
+SOURCES = {
+    "python": (
+        "pkg/calc.py",
+        'class Cart:\n    def total_price(self, items):\n        """Return the total price of the items in the cart.\n\n'
+        '        Args:\n            items: the items.\n        """\n        subtotal = sum(i.price for i in items)\n'
+        "        return subtotal + self.shipping(subtotal)\n",
+        "Return the total price of the items in the cart.",
+    ),
+    "rust": (
+        "src/header.rs",
+        "/// Parses the header value from the raw bytes given.\n///\n/// # Errors\n#[inline]\n"
+        "pub fn parse_header(raw: &[u8]) -> Result<u32, Error> {\n    let text = std::str::from_utf8(raw)?;\n"
+        "    Ok(text.trim().parse()?)\n}\n",
+        "Parses the header value from the raw bytes given.",
+    ),
+    "go": (
+        "cart.go",
+        "package cart\n\n// Total computes the total price of all items in the cart.\n"
+        "func (c *Cart) Total() int {\n\tsum := 0\n\tfor _, it := range c.items {\n\t\tsum += it.Price\n\t}\n\treturn sum\n}\n",
+        "Computes the total price of all items in the cart.",
+    ),
+    "java": (
+        "src/Cart.java",
+        "class Cart {\n    /**\n     * Computes the total price of all the items.\n     * @return the total\n     */\n"
+        "    public int total() {\n        int sum = 0;\n        for (Item i : items) sum += i.price;\n        return sum;\n    }\n}\n",
+        "Computes the total price of all the items.",
+    ),
+    "ruby": (
+        "lib/cart.rb",
+        "module Shop\n  # Computes the total price of all items in the cart.\n  def total\n"
+        "    items.sum(&:price) + tax_for(items)\n  end\nend\n",
+        "Computes the total price of all items in the cart.",
+    ),
+    "csharp": (
+        "Cart.cs",
+        "namespace Shop {\n  class Cart {\n    /// <summary>\n    /// Computes the total price of all the items.\n"
+        "    /// </summary>\n    public int Total() { var sum = 0; foreach (var i in Items) sum += i.Price; return sum; }\n  }\n}\n",
+        "Computes the total price of all the items.",
+    ),
+    "typescript": (
+        "src/cart.ts",
+        "/**\n * Computes the total price of all the items.\n */\nexport const total = (xs: Item[]): number =>\n"
+        "  xs.reduce((acc, x) => acc + x.price, 0);\n",
+        "Computes the total price of all the items.",
+    ),
+}
+
+# 1-based inclusive doc lines of each source above, removed independently of the miner.
+DOC_LINES = {"python": (3, 7), "rust": (1, 3), "go": (3, 3), "java": (2, 5), "ruby": (2, 2), "csharp": (3, 5)}
+DOC_LINES["typescript"] = (1, 3)
+
+
+@pytest.mark.parametrize("language", sorted(SOURCES))
+def test_pair_is_the_indexed_text_without_the_doc(language: str) -> None:
+    rel, text, question = SOURCES[language]
+    pairs = file_pairs(rel, language, text)
+    assert [p.query for p in pairs] == [question]
+    code = pairs[0].code
+    # The doc's words are gone from the code: the model cannot learn to copy them.
+    assert question.split()[1] not in code.lower().split()
+    assert "///" not in code and "/**" not in code and '"""' not in code and "# Computes" not in code
+    # And the code is exactly one of the chunks the indexer embeds for the stripped file.
+    first, last = DOC_LINES[language]
+    lines = text.split("\n")
+    stripped = "\n".join(lines[: first - 1] + lines[last:])
+    stripped_chunks = chunk_file(rel, language, stripped)
+    assert code in {c.embedding_text() for c in stripped_chunks}
+
+
+def test_undocumented_tests_and_licence_headers_give_no_pairs() -> None:
+    assert file_pairs("a.py", "python", "def f(x):\n    return x * 2 + 1 + 2 + 3 + 4 + 5 + 6 + 7\n") == []
+    doc = '"""Return the total price of the items in the cart."""'
+    test_file = f"def test_total():\n    {doc}\n    assert total([1, 2, 3, 4, 5, 6, 7, 8, 9]) == 45\n"
+    assert file_pairs("tests/test_cart.py", "python", test_file) == []
+    licence = "/*\n * Copyright 2020 ACME. Licensed under the MIT licence.\n */\nint f(void) { return 1 + 2 + 3 + 4 + 5 + 6; }\n"
+    assert file_pairs("f.c", "c", licence) == []
+
+
+def test_blocklist_hash_follows_its_header() -> None:
+    # The header's example: 'Foo-Bar_2' -> 'foobar2' -> sha256 -> first 16 hex digits.
+    assert name_hash("Foo-Bar_2") == hashlib.sha256(b"foobar2").hexdigest()[:16]
+    pkg = Package("debian", "librust-foo-bar-dev", names=sorted(aliases("librust-foo-bar-dev")))
+    with pytest.raises(Refused, match="blocklist"):
+        check_excluded(pkg, {name_hash("foo-bar")}, set())
+
+
+def test_evaluated_projects_and_their_other_names_are_refused(tmp_path: Path) -> None:
+    sources = tmp_path / "sources.toml"
+    sources.write_text(
+        '[[project]]\nname = "gorilla-websocket"\npackage = "golang-github-gorilla-websocket-dev"\n'
+        '[[project]]\nname = "tanstack-query-core"\npackage = "@tanstack/query-core"\n'
+    )
+    evaluated = eval_names([sources], {"tanstack-query-core": ["@tanstack/react-query"]})
+    for name in ("golang-github-gorilla-websocket-dev", "@tanstack/react-query"):
+        with pytest.raises(Refused, match="evaluated"):
+            check_excluded(Package("npm", name, names=sorted(aliases(name))), set(), evaluated)
+    check_excluded(Package("npm", "zod", names=["zod"]), set(), evaluated)  # unrelated: allowed
+
+
+@pytest.mark.parametrize("licence", ["GPL-3+", "MPL-2.0", "BSD-3-clause or GPL-2", "LGPL-2.1", ""])
+def test_non_permissive_licences_are_refused(licence: str) -> None:
+    with pytest.raises(Refused):
+        check_licence(Package("pypi", "x", licence=licence))
+
+
+@pytest.mark.parametrize("licence", ["MIT", "Expat", "Apache-2.0", "BSD-2-Clause and BSD-3-Clause and Expat", "ISC"])
+def test_permissive_licences_pass(licence: str) -> None:
+    check_licence(Package("pypi", "x", licence=licence))
