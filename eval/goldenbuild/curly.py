@@ -19,26 +19,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from goldenbuild import docs
+from ragls.languages import CODE_EXTENSIONS
 
-CURLY_SUFFIXES: dict[str, str] = {
-    ".rs": "rust",
-    ".java": "java",
-    ".kt": "kotlin",
-    ".cs": "csharp",
-    ".c": "c",
-    ".h": "c",
-    ".cc": "cpp",
-    ".cpp": "cpp",
-    ".cxx": "cpp",
-    ".hpp": "cpp",
-    ".hh": "cpp",
-    ".hxx": "cpp",
-    ".inl": "cpp",
-    ".ipp": "cpp",
-    ".tpp": "cpp",
-    ".rb": "ruby",
-    ".php": "php",
-}
+# The languages this module extracts from, with ragls's own extension table (one source of truth).
+CURLY_LANGUAGES = frozenset({"rust", "java", "kotlin", "csharp", "c", "cpp", "ruby", "php"})
+CURLY_SUFFIXES: dict[str, str] = {ext: lang for ext, lang in CODE_EXTENSIONS.items() if lang in CURLY_LANGUAGES}
 
 
 @dataclass(frozen=True)
