@@ -33,6 +33,7 @@ VARIANTS: dict[str, dict[str, dict[str, Any]]] = {
     "fusion: RRF k=60": {"tuning": {"rrf_k": 60}},
     "fusion: weights dense 1.0 / lexical 0.7": {"settings": {"lexical_weight": 0.7}},
     "fusion: weights dense 0.7 / lexical 1.0": {"settings": {"dense_weight": 0.7}},
+    "fusion: weights dense 1.0 / lexical 0.5": {"settings": {"lexical_weight": 0.5}},
     "candidates 100 (instead of 50)": {"settings": {"candidates": 100}},
     "per-file cap 3 (instead of 5)": {"settings": {"max_per_file": 3}},
     "no exact-symbol boost": {"settings": {"symbol_boost": False}},
