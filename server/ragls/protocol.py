@@ -28,7 +28,7 @@ class _Wire(BaseModel):
 class RetrieveParams(_Wire):
     query: NonBlank = Field(min_length=1, max_length=4000)
     # Unset (not sent): the server's `retrieval.topK` / `retrieval.maxChars` settings apply.
-    top_k: int = Field(default=5, ge=1, le=100)
+    top_k: int = Field(default=10, ge=1, le=100)
     max_chars: int = Field(default=4000, ge=0, le=200_000)
     paths: list[str] | None = Field(default=None, max_length=50)
     languages: list[str] | None = Field(default=None, max_length=50)

@@ -45,7 +45,7 @@ VARIANTS: dict[str, dict[str, dict[str, Any]]] = {
     "+ lexical rerank": {"settings": {"rerank": "lexical"}},
     # What fills the 4,000-character budget: fewer hits (the server's default topK is 5),
     # a tighter per-file cap.
-    "top 5 hits only (server default topK)": {"top_k": {"k": 5}},
+    "top 5 hits only (default topK before it became 10)": {"top_k": {"k": 5}},
     "per-file cap 2": {"settings": {"max_per_file": 2}},
 }
 
