@@ -121,6 +121,7 @@ class RaglsServer(LanguageServer):
         self._doc_timers: dict[str, asyncio.TimerHandle] = {}
         self._tasks: set[asyncio.Task[None]] = set()  # folders being opened in the background
         self.settings_error: str | None = None  # the workspace has no folder to index
+        self._shown_errors: set[str] = set()  # settings errors shown since the settings last changed
         self.started = asyncio.Event()  # set once indexing starts (or cannot)
         self.status_failures = 0  # status ticks that raised (logged, then reporting goes on)
 
@@ -224,8 +225,10 @@ class RaglsServer(LanguageServer):
             except SettingsError as exc:
                 if first_error is None:
                     first_error = str(exc)
-                    log.error("%s", exc)
-                    self.window_show_message(types.ShowMessageParams(types.MessageType.Error, f"ragls: {exc}"))
+                    if first_error not in self._shown_errors:  # once, not once per folder
+                        self._shown_errors.add(first_error)
+                        log.error("%s", exc)
+                        self.window_show_message(types.ShowMessageParams(types.MessageType.Error, f"ragls: {exc}"))
                 continue
             f.settings, f.warnings = resolved.settings, resolved.warnings
             f.settings_error = None
@@ -373,7 +376,7 @@ class RaglsServer(LanguageServer):
     async def _retrieve_folder(self, f: Folder, p: RetrieveParams) -> RetrieveResultOut:
         index = f.index
         if index is None:
-            return failed(f.settings_error or ("indexing has not started" if f.path.is_dir() else "not a folder"))
+            return failed(f.settings_error or self.settings_error or "indexing has not started")
         service = index.service
         if service is not None and not service.indexer.ready.is_set():
             # Wait on the event loop, not in a pool thread: early requests cannot starve the pool.
@@ -444,6 +447,7 @@ async def on_initialized(ls: RaglsServer, _params: types.InitializedParams) -> N
         ls.started.set()
         return
     ls.client_settings = await ls.pull_configuration()
+    ls._shown_errors.clear()
     for f in ls.folders.items:
         ls.load_folder_settings(f)
     if ls.settings.indexing.auto_index:
@@ -484,6 +488,7 @@ async def on_config(ls: RaglsServer, params: types.DidChangeConfigurationParams)
         raw = to_plain(params.settings)
         pulled = raw.get("ragls", raw) if isinstance(raw, dict) else {}
     ls.client_settings = pulled
+    ls._shown_errors.clear()
     for f in ls.folders.items:
         old = f.settings
         ls.load_folder_settings(f)
@@ -543,11 +548,12 @@ async def rag_reindex(ls: RaglsServer, params: Any) -> dict[str, Any]:
         raise invalid_params(exc) from exc
     if not any(f.path.is_dir() for f in ls.folders.indexed):
         raise JsonRpcInvalidParams("no workspace folder to index")
-    if any(f.index is None for f in ls.folders.indexed):
-        await ls.start_indexing()
     indexes = [f.index for f in ls.folders.indexed if f.index is not None]
+    fresh = len(indexes) < len(ls.folders.indexed)
+    if fresh:  # e.g. autoIndex off: opening an index starts its first run
+        await ls.start_indexing()
     started = await asyncio.gather(*(asyncio.to_thread(index.reindex, p.full) for index in indexes))
-    return {"started": any(started)}
+    return {"started": fresh or any(started)}
 
 
 @server.feature("rag/retrieve")
