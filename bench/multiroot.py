@@ -15,7 +15,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-import math
 import os
 import shutil
 import tempfile
@@ -23,6 +22,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from bench.latprobe import pct
 from bench.lsp import LspClient
 from bench.run import server_command
 
@@ -45,11 +45,6 @@ QUERIES = [
     "take over the index when the owner dies",
     "secret files are never indexed",
 ]
-
-
-def pct(values: list[float], q: float) -> float:
-    s = sorted(values)
-    return s[max(0, math.ceil(q / 100 * len(s)) - 1)]
 
 
 def layouts(source: Path, dest: Path) -> dict[str, list[Path]]:

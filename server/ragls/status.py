@@ -67,30 +67,20 @@ def build_status(
 def folder_entry(name: str, uri: str, path: Path, st: IndexStatus, nested_in: str | None = None) -> FolderStatus:
     """A folder's line in `IndexStatus.folders`: its index's counters, or (nested in the folder
     that indexes it) that folder's state with zero counters."""
+    where = FolderStatus(name=name, uri=uri, path=str(path), state=st.state, phase=st.phase)
     if nested_in is not None:
-        return FolderStatus(
-            name=name,
-            uri=uri,
-            path=str(path),
-            state=st.state,
-            phase=st.phase,
-            message=f"inside {nested_in}, indexed with it",
-            nested_in=nested_in,
-        )
-    return FolderStatus(
-        name=name,
-        uri=uri,
-        path=str(path),
-        state=st.state,
-        phase=st.phase,
-        files_total=st.files_total,
-        files_indexed=st.files_indexed,
-        files_failed=st.files_failed,
-        chunks=st.chunks,
-        lexical=st.lexical,
-        dense=st.dense,
-        errors=list(st.errors),
-        message=st.message,
+        return where.model_copy(update={"message": f"inside {nested_in}, indexed with it", "nested_in": nested_in})
+    return where.model_copy(
+        update={
+            "files_total": st.files_total,
+            "files_indexed": st.files_indexed,
+            "files_failed": st.files_failed,
+            "chunks": st.chunks,
+            "lexical": st.lexical,
+            "dense": st.dense,
+            "errors": list(st.errors),
+            "message": st.message,
+        }
     )
 
 
