@@ -49,6 +49,9 @@ M.defaults = {
   cmd_env = nil,
   root_markers = nil, -- nil = M.default_root_markers
   root_dir = nil, -- string or fun(path: string, bufnr: integer): string|nil
+  -- string[] or fun(root: string): string[]: more folders the same server indexes and searches
+  -- with the root (a multi-root workspace, protocol 3); nil = the root alone
+  workspace_folders = nil,
   filetypes = nil, -- nil = every filetype (and buffers without one)
   autostart = true,
   attach_mode = nil, -- nil = by version; 'config' | 'start' | 'start_client' to force one
@@ -118,6 +121,9 @@ function M.build(opts)
   if opts.filetypes then
     merged.filetypes = opts.filetypes
   end
+  if opts.workspace_folders then
+    merged.workspace_folders = opts.workspace_folders
+  end
   merged.root_markers = merged.root_markers or vim.deepcopy(M.default_root_markers)
   return merged
 end
@@ -172,6 +178,40 @@ function M.find_root(path, opts, bufnr)
     dir = parent
   end
   return nil
+end
+
+--- An LSP WorkspaceFolder for a directory, named by its base name (the server labels results
+--- `name/path` in a multi-root workspace and makes equal names unique itself).
+function M.folder(dir)
+  dir = util.normalize(dir)
+  local name = vim.fn.fnamemodify(dir, ':t')
+  return { uri = vim.uri_from_fname(dir), name = name ~= '' and name or dir }
+end
+
+--- The workspace folders sent at initialize for a root: the root first, then the existing
+--- directories of the `workspace_folders` option, each once.
+function M.workspace_folders(root, opts)
+  opts = opts or M.get()
+  local dirs = { root }
+  local extra = opts.workspace_folders
+  if type(extra) == 'function' then
+    extra = extra(root)
+  end
+  if type(extra) == 'string' then
+    extra = { extra }
+  end
+  for _, d in ipairs(type(extra) == 'table' and extra or {}) do
+    table.insert(dirs, vim.fn.expand(d))
+  end
+  local seen, out = {}, {}
+  for _, d in ipairs(dirs) do
+    local n = util.normalize(d)
+    if n and n ~= '' and not seen[n] and util.is_dir(n) then
+      seen[n] = true
+      table.insert(out, M.folder(n))
+    end
+  end
+  return out
 end
 
 --- Root for a buffer, or nil when the buffer is not a file of a workspace.
