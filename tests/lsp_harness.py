@@ -81,8 +81,11 @@ async def start(workspace: Path, cache_dir: Path) -> AsyncIterator[Starter]:
         init: dict[str, Any] | None = None,
         progress: bool = True,
         env: dict[str, str] | None = None,
+        folders: list[Path] | None = None,
     ) -> Session:
-        root = root or workspace
+        """`folders`: a multi-root workspace (workspaceFolders, named by basename); `root` then
+        defaults to the first."""
+        root = root or (folders[0] if folders else workspace)
         config = ClientServerConfig(
             server_command=[sys.executable, "-m", "ragls"],
             server_env={**os.environ, "RAGLS_CACHE_DIR": str(cache_dir), **(env or {})},
@@ -94,7 +97,7 @@ async def start(workspace: Path, cache_dir: Path) -> AsyncIterator[Starter]:
             types.InitializeParams(
                 capabilities=caps,
                 root_uri=root.as_uri(),
-                workspace_folders=[types.WorkspaceFolder(uri=root.as_uri(), name=root.name)],
+                workspace_folders=[types.WorkspaceFolder(uri=f.as_uri(), name=f.name) for f in folders or [root]],
                 initialization_options=init or {"indexing": {"debounceMs": 50, "openBufferDebounceMs": 50}},
             )
         )

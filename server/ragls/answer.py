@@ -5,13 +5,15 @@
 from __future__ import annotations
 
 import logging
+import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ragls.config import RetrievalSettings
+from ragls.context import ContextChunk, format_context
 from ragls.embedding import EmbeddingError
-from ragls.protocol import RetrieveResultOut
-from ragls.retrieval import retrieve, retrieve_result
+from ragls.protocol import ChunkOut, RetrieveResultOut
+from ragls.retrieval import lookup_symbols, retrieve, retrieve_result, symbol_first
 
 if TYPE_CHECKING:
     from ragls.indexer import Indexer
@@ -54,3 +56,52 @@ def answer(
         log.error("retrieve failed: %s", exc)
         return failed(f"retrieval failed: {exc}")
     return retrieve_result(res, root, warnings)
+
+
+def fuse(
+    parts: list[tuple[str, str, RetrieveResultOut]],
+    query: str,
+    top_k: int,
+    max_chars: int,
+    symbol_boost: bool = True,
+) -> RetrieveResultOut:
+    """One ranking from the answers of several folders' indexes ((folder name, folder URI,
+    answer) each, in workspace order), for a workspace of 2+ folders.
+
+    Why these scores: a folder's scores come from weighted reciprocal-rank fusion of its dense,
+    lexical and symbol rankings (retrieval.py), so they depend on ranks only, with the same `k`
+    and weights in every folder: merging by them is RRF over every folder's ranked lists. Raw
+    similarities are not comparable across indexes (BM25 IDF is per collection, folders may
+    use different embedders). A folder's own order (symbol-first, lexical rerank) is kept: each
+    chunk's key is the best score at or below its rank in its folder. Ties go to the better
+    rank in its folder, then to workspace order. Definitions the query names move to the top
+    over all folders, as within one. Paths in `context` are `folder/path`."""
+    t0 = time.perf_counter()
+    ok = [(name, uri, res) for name, uri, res in parts if res.error is None]
+    if not ok:
+        return failed("; ".join(f"{name}: {res.error}" for name, _, res in parts) or "no folder to search")
+    warnings = [f"{name}: {w}" for name, _, res in parts for w in res.warnings]
+    warnings += [f"{name}: not searched ({res.error})" for name, _, res in parts if res.error is not None]
+    ranked: list[tuple[float, int, int, ChunkOut]] = []
+    for order, (name, uri, res) in enumerate(ok):
+        best = float("-inf")
+        keyed: list[tuple[float, int, int, ChunkOut]] = []
+        for rank in range(len(res.chunks) - 1, -1, -1):
+            best = max(best, res.chunks[rank].score)
+            chunk = res.chunks[rank].model_copy(update={"folder": name, "folder_uri": uri, "score": best})
+            keyed.append((best, rank, order, chunk))
+        ranked.extend(keyed)
+    ranked.sort(key=lambda t: (-t[0], t[1], t[2]))
+    chunks = [c for *_, c in ranked]
+    if symbol_boost and (names := lookup_symbols(query)):
+        chunks = symbol_first(chunks, names)
+    chunks = chunks[:top_k]
+    context = format_context(
+        [
+            ContextChunk(f"{c.folder}/{c.path}", c.range.start.line + 1, c.range.end.line, c.symbol, c.content)
+            for c in chunks
+        ],
+        max_chars,
+    )
+    took = max((res.took_ms for _, _, res in ok), default=0.0) + (time.perf_counter() - t0) * 1000
+    return RetrieveResultOut(context=context, chunks=chunks, took_ms=round(took, 2), warnings=warnings)

@@ -8,8 +8,9 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validat
 from pydantic.alias_generators import to_camel
 
 # Bumped when a payload's meaning changes (docs/protocol.md, "Versions"). 2: degraded retrieval
-# answers results plus `warnings`, and `error` always means "no retrieval".
-PROTOCOL_VERSION = 2
+# answers results plus `warnings`, and `error` always means "no retrieval". 3: multi-root
+# workspaces (`folders` in rag/retrieve params and IndexStatus, `folder`/`folderUri` per chunk).
+PROTOCOL_VERSION = 3
 
 
 def _not_blank(v: str) -> str:
@@ -32,10 +33,12 @@ class RetrieveParams(_Wire):
     max_chars: int = Field(default=4000, ge=0, le=200_000)
     paths: list[str] | None = Field(default=None, max_length=50)
     languages: list[str] | None = Field(default=None, max_length=50)
+    # Workspace folders to search, by name or URI (multi-root); unset: all of them.
+    folders: list[str] | None = Field(default=None, max_length=100)
 
     model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="ignore")
 
-    @field_validator("paths", "languages")
+    @field_validator("paths", "languages", "folders")
     @classmethod
     def _short_items(cls, v: list[str] | None) -> list[str] | None:
         if v is not None and any(len(x) > 500 for x in v):
@@ -62,6 +65,9 @@ class ChunkOut(_Wire):
     language: str
     score: float
     content: str
+    # The workspace folder the chunk comes from (`path` is relative to it).
+    folder: str | None = None
+    folder_uri: str | None = None
 
 
 class RetrieveResultOut(_Wire):
@@ -107,6 +113,26 @@ class ErrorOut(_Wire):
     time: str
 
 
+class FolderStatus(_Wire):
+    """One workspace folder in `IndexStatus.folders`: its own counters, or zeros and `nestedIn`
+    when another open folder contains (and indexes) it."""
+
+    name: str
+    uri: str
+    path: str
+    state: Literal["indexing", "ready", "error"]
+    phase: str
+    files_total: int = 0
+    files_indexed: int = 0
+    files_failed: int = 0
+    chunks: int = 0
+    lexical: Progress = Field(default_factory=lambda: Progress(done=0, total=0))
+    dense: Progress = Field(default_factory=lambda: Progress(done=0, total=0))
+    errors: list[ErrorOut] = Field(default_factory=list)
+    message: str | None = None
+    nested_in: str | None = None
+
+
 class IndexStatus(_Wire):
     # Counters default to zero: the status before the indexer runs is just state and identity.
     state: Literal["indexing", "ready", "error"]
@@ -133,6 +159,8 @@ class IndexStatus(_Wire):
     warnings: list[str] = Field(default_factory=list)
     # Whether file changes are being seen right now (false while the watcher is down or off).
     watching: bool = False
+    # One entry per workspace folder, in workspace order; the fields above are their totals.
+    folders: list[FolderStatus] = Field(default_factory=list)
 
 
 # -- shared index: what a client process asks the folder's owner (docs/protocol.md, "Owner socket") --

@@ -10,6 +10,7 @@ import re
 import time
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import Protocol, TypeVar
 
 import pathspec
 
@@ -224,12 +225,19 @@ def demote_tests(query: str, hits: list[Hit], factor: float) -> list[Hit]:
     return [h for _, _, h in scored]
 
 
-def symbol_first(hits: list[Hit], symbols: list[str]) -> list[Hit]:
+class _Named(Protocol):
+    symbol: str | None
+
+
+_N = TypeVar("_N", bound=_Named)
+
+
+def symbol_first(hits: list[_N], symbols: list[str]) -> list[_N]:
     """Definitions whose qualified name, or its last component, equals a name the query spells
-    out move to the top (stable)."""
+    out move to the top (stable). Hits of one index, or chunks fused from several folders."""
     wanted = set(symbols)
 
-    def named(h: Hit) -> bool:
+    def named(h: _N) -> bool:
         if not h.symbol:
             return False
         parts = re.sub(r"::|#", ".", h.symbol).lower().split(".")
@@ -309,6 +317,9 @@ def chunk_out(root: Path, h: Hit) -> ChunkOut:
         language=h.language,
         score=round(h.score, 6),
         content=h.content,
+        # The index's own folder; a multi-root workspace relabels it with the client's name.
+        folder=root.name,
+        folder_uri=root.as_uri(),
     )
 
 

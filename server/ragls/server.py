@@ -11,7 +11,6 @@ import uuid
 from collections.abc import Generator
 from pathlib import Path
 from typing import Any
-from urllib.parse import unquote, urlparse
 
 from lsprotocol import types
 from pydantic import ValidationError
@@ -21,13 +20,27 @@ from pygls.protocol import LanguageServerProtocol
 from pygls.protocol.language_server import lsp_method
 
 from ragls import __version__
-from ragls.answer import failed
+from ragls.answer import failed, fuse
 from ragls.config import Settings, SettingsError, resolve_settings
-from ragls.protocol import PROTOCOL_VERSION, IndexStatus, ReindexParams, RetrieveParams
+from ragls.folders import Folder, Folders, UnknownFolder, uri_to_path
+from ragls.protocol import (
+    PROTOCOL_VERSION,
+    FolderStatus,
+    IndexStatus,
+    ReindexParams,
+    RetrieveParams,
+    RetrieveResultOut,
+)
 from ragls.retrieval import QueryError, compile_globs
 from ragls.service import starting_status
 from ragls.shared_index import SharedIndex
-from ragls.status import progress_end_message, progress_message, progress_percentage
+from ragls.status import (
+    folder_entry,
+    progress_end_message,
+    progress_message,
+    progress_percentage,
+    workspace_status,
+)
 
 log = logging.getLogger("ragls")
 
@@ -52,13 +65,6 @@ def invalid_params(err: ValidationError) -> JsonRpcInvalidParams:
         loc = ".".join(str(p) for p in e["loc"]) or "params"
         parts.append(f"{loc}: {e['msg']}")
     return JsonRpcInvalidParams("; ".join(parts))
-
-
-def uri_to_path(uri: str) -> Path | None:
-    parsed = urlparse(uri)
-    if parsed.scheme != "file":
-        return None
-    return Path(unquote(parsed.path))
 
 
 class _Dropped:
@@ -105,19 +111,29 @@ class RaglsServer(LanguageServer):
             text_document_sync_kind=types.TextDocumentSyncKind.Incremental,
             protocol_cls=RaglsProtocol,
         )
-        self.root: Path | None = None
+        # The workspace's folders, each with its own settings and index (owned here or by
+        # another ragls process on the same folder).
+        self.folders = Folders()
         self.init_options: dict[str, Any] = {}
         self.client_settings: dict[str, Any] = {}
-        self.settings = Settings()
-        self.index: SharedIndex | None = None  # this folder's index: owned here or by another ragls
         self._status_task: asyncio.Task[None] | None = None
         self._wake: asyncio.Event | None = None
         self._doc_timers: dict[str, asyncio.TimerHandle] = {}
-        self.settings_error: str | None = None
-        self.settings_warnings: list[str] = []  # e.g. sensitive keys the workspace file may not set
+        self._tasks: set[asyncio.Task[None]] = set()  # folders being opened in the background
+        self.settings_error: str | None = None  # the workspace has no folder to index
+        self._shown_errors: set[str] = set()  # settings errors shown since the settings last changed
         self.started = asyncio.Event()  # set once indexing starts (or cannot)
-        self.index_ready = asyncio.Event()  # set once this process's index store is open
         self.status_failures = 0  # status ticks that raised (logged, then reporting goes on)
+
+    @property
+    def root(self) -> Path | None:
+        """The first folder (the workspace's `workspace` path)."""
+        return self.folders.items[0].path if self.folders.items else None
+
+    @property
+    def settings(self) -> Settings:
+        """The first folder's settings: they size a multi-folder answer (topK, maxChars)."""
+        return self.folders.items[0].settings if self.folders.items else Settings()
 
     def report_server_error(self, error: Exception, source: Any) -> None:
         # Unreadable input (malformed or absurdly deep JSON) gets a JSON-RPC parse error, not
@@ -130,13 +146,21 @@ class RaglsServer(LanguageServer):
 
     # -- lifecycle ---------------------------------------------------------------------------
     async def start_indexing(self) -> None:
-        assert self.root is not None
+        """Open the index of every indexed folder that has none yet (concurrently)."""
         loop = asyncio.get_running_loop()
-        self._wake = asyncio.Event()
-        wake = self._wake
+        if self._wake is None:
+            self._wake = asyncio.Event()
+        todo = [f for f in self.folders.indexed if f.index is None and f.path.is_dir()]
+        await asyncio.gather(*(self.open_folder(f) for f in todo))
+        if self._status_task is None:
+            self._status_task = loop.create_task(self._report_status())
+        self.started.set()
 
-        self.index_ready = asyncio.Event()
-        ready = self.index_ready
+    async def open_folder(self, f: Folder) -> None:
+        loop = asyncio.get_running_loop()
+        assert self._wake is not None
+        wake = self._wake
+        f.ready = ready = asyncio.Event()
 
         def changed() -> None:
             loop.call_soon_threadsafe(wake.set)
@@ -144,19 +168,34 @@ class RaglsServer(LanguageServer):
             if service is not None and service.indexer.ready.is_set():
                 loop.call_soon_threadsafe(ready.set)
 
-        index = SharedIndex(self.root, self.settings, on_change=changed)
-        index.settings_error = self.settings_error
-        index.settings_warnings = self.settings_warnings
+        index = SharedIndex(f.path, f.settings, on_change=changed)
+        index.settings_error = f.settings_error
+        index.settings_warnings = f.warnings
         await asyncio.to_thread(index.open)  # owner at once, or a client of the folder's owner
-        self.index = index
-        if self._status_task is None:
-            self._status_task = loop.create_task(self._report_status())
-        self.started.set()
+        if f.removed or f.nested_in is not None:  # removed (or covered) while it was opening
+            await asyncio.to_thread(index.close)
+            return
+        f.index = index
+        wake.set()
+
+    def open_in_background(self, f: Folder) -> None:
+        task = asyncio.get_running_loop().create_task(self.open_folder(f))
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    async def close_folder(self, f: Folder, timeout: float = 1.5) -> None:
+        """Stop searching a folder; its index stays on disk for the next time it is opened."""
+        index, f.index = f.index, None
+        if index is not None:
+            await asyncio.to_thread(index.close, timeout)
+        if self._wake is not None:
+            self._wake.set()
 
     def stop_indexing(self, timeout: float = 1.5) -> None:
-        if self.index is not None:
-            self.index.close(timeout)
-            self.index = None
+        for f in self.folders.items:
+            index, f.index = f.index, None
+            if index is not None:
+                index.close(timeout)
 
     async def pull_configuration(self) -> dict[str, Any]:
         caps = self.client_capabilities.workspace
@@ -175,43 +214,63 @@ class RaglsServer(LanguageServer):
         first = to_plain(result[0]) if result else None
         return first if isinstance(first, dict) else {}
 
-    def reload_settings(self) -> bool:
-        """Merge the layers; on a bad value keep the last good settings and say why."""
-        try:
-            resolved = resolve_settings(
-                self.root,
-                ("initializationOptions", self.init_options),
-                ("workspace/configuration", self.client_settings),
-            )
-            self.settings = resolved.settings
-            self.settings_warnings = resolved.warnings
-            if self.index is not None:
-                self.index.settings_warnings = resolved.warnings
-            self.settings_error = None
-            logging.getLogger("ragls").setLevel(self.settings.log_level.upper())
-            return True
-        except SettingsError as exc:
-            self.settings_error = str(exc)
-            log.error("%s", exc)
-            self.window_show_message(types.ShowMessageParams(types.MessageType.Error, f"ragls: {exc}"))
-            return False
+    def load_folder_settings(self, f: Folder) -> None:
+        """Merge the layers for a folder (its own .ragls.toml); on a bad value fall back to fewer
+        client layers, then to defaults and the folder file, as a typo must not stop indexing."""
+        layers = [("initializationOptions", self.init_options), ("workspace/configuration", self.client_settings)]
+        first_error: str | None = None
+        for n in (2, 1, 0):
+            try:
+                resolved = resolve_settings(f.path, *layers[:n])
+            except SettingsError as exc:
+                if first_error is None:
+                    first_error = str(exc)
+                    if first_error not in self._shown_errors:  # once, not once per folder
+                        self._shown_errors.add(first_error)
+                        log.error("%s", exc)
+                        self.window_show_message(types.ShowMessageParams(types.MessageType.Error, f"ragls: {exc}"))
+                continue
+            f.settings, f.warnings = resolved.settings, resolved.warnings
+            f.settings_error = None
+            break
+        else:
+            f.settings_error = first_error
+        if f.index is not None:
+            f.index.settings_warnings = f.warnings
+        logging.getLogger("ragls").setLevel(self.settings.log_level.upper())
 
     # -- status and progress -----------------------------------------------------------------
-    async def status(self) -> tuple[IndexStatus, int]:
-        """The index status (this process's, or the owner's) and the count of index runs."""
-        if self.index is None:
-            st = starting_status(self.root, self.settings, self.settings_error)
-            st.warnings = list(self.settings_warnings)
+    async def folder_status(self, f: Folder) -> tuple[IndexStatus, int]:
+        """A folder's index status (this process's, or the owner's) and its count of index runs."""
+        if f.index is None:
+            why = f.settings_error or (None if f.path.is_dir() else f"{f.path} is not a folder")
+            st = starting_status(f.path, f.settings, why)
+            st.warnings = list(f.warnings)
             return st, 0
         try:
-            st, runs = await asyncio.to_thread(self.index.status)
+            st, runs = await asyncio.to_thread(f.index.status)
         except Exception as exc:  # the owner vanished and no successor answered yet, or hangs
-            return starting_status(self.root, self.settings, f"index unavailable: {exc}"), 0
-        if st.message is None and self.settings_error:
-            st.message = self.settings_error
+            return starting_status(f.path, f.settings, f"index unavailable: {exc}"), 0
+        if st.message is None and f.settings_error:
+            st.message = f.settings_error
         if not st.warnings:
-            st.warnings = list(self.settings_warnings)
+            st.warnings = list(f.warnings)
         return st, runs
+
+    async def status(self) -> tuple[IndexStatus, int]:
+        """The workspace's status (totals and one entry per folder) and the count of index runs."""
+        if not self.folders.items:
+            return starting_status(None, Settings(), self.settings_error), 0
+        indexed = self.folders.indexed
+        results = await asyncio.gather(*(self.folder_status(f) for f in indexed))
+        own = {f.name: st for f, (st, _) in zip(indexed, results, strict=True)}
+        parts: list[tuple[FolderStatus, IndexStatus | None]] = []
+        for f in self.folders.items:
+            if f.nested_in is None:
+                parts.append((folder_entry(f.name, f.uri, f.path, own[f.name]), own[f.name]))
+            else:
+                parts.append((folder_entry(f.name, f.uri, f.path, own[f.nested_in], f.nested_in), None))
+        return workspace_status(parts), sum(runs for _, runs in results)
 
     async def _report_status(self) -> None:
         """Turn indexer state into $/progress and rag/statusChanged, throttled."""
@@ -235,7 +294,7 @@ class RaglsServer(LanguageServer):
             try:
                 st, runs = await self.status()
                 key = (st.state, st.phase)
-                counts = (st.files_total, st.lexical.done, st.dense.done, st.files_failed, st.chunks)
+                counts = (st.files_total, st.lexical.done, st.dense.done, st.files_failed, st.chunks, len(st.folders))
                 now = loop.time()
                 if key != last_key or (counts != last_counts and now - last_sent >= _STATUS_INTERVAL):
                     self.protocol.notify("rag/statusChanged", st.model_dump(by_alias=True))
@@ -246,7 +305,7 @@ class RaglsServer(LanguageServer):
                 msg = progress_message(st)
                 # A run that finished between two polls (everything cached) still gets its
                 # begin/end pair, so clients always see indexing start and end.
-                runs = runs if self.index else seen_runs
+                runs = runs if any(f.index for f in self.folders.items) else seen_runs
                 missed = runs != seen_runs
                 seen_runs = runs
                 if (st.state == "indexing" or missed) and token is None:
@@ -283,27 +342,74 @@ class RaglsServer(LanguageServer):
                 self.status_failures += 1
                 await asyncio.sleep(1.0)
 
-    # -- documents ---------------------------------------------------------------------------
-    def rel_of(self, uri: str) -> str | None:
-        path = uri_to_path(uri)
-        if path is None or self.root is None:
-            return None
+    # -- retrieval ---------------------------------------------------------------------------
+    async def retrieve(self, p: RetrieveParams) -> RetrieveResultOut:
+        """Search the requested folders concurrently; one folder answers as itself, several
+        are fused into one ranking (answer.fuse). Raises UnknownFolder and QueryError."""
+        plan = self.folders.plan(p.folders, p.paths)
+        if not self.folders.items:
+            return failed(self.settings_error or "no workspace folder to search")
+        if not plan:
+            return RetrieveResultOut(context="", chunks=[], took_ms=0.0)
+        if any(f.index is None for f, _ in plan) and not self.started.is_set():
+            # `initialized` is still reading the client's settings: wait rather than answer empty.
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self.started.wait(), 10)
+        if not self.folders.multi:
+            ((f, _globs),) = plan
+            return await self._retrieve_folder(f, p)
+        rs = self.settings.retrieval
+        top_k = p.top_k if "top_k" in p.model_fields_set else rs.top_k
+        max_chars = p.max_chars if "max_chars" in p.model_fields_set else rs.max_chars
+        # Each folder is asked for the whole topK; the context is built once, after fusion.
+        answers = await asyncio.gather(
+            *(
+                self._retrieve_folder(
+                    f, p.model_copy(update={"paths": globs, "folders": None, "top_k": top_k, "max_chars": 0})
+                )
+                for f, globs in plan
+            )
+        )
+        parts = [(f.name, f.uri, res) for (f, _), res in zip(plan, answers, strict=True)]
+        return fuse(parts, p.query, top_k, max_chars, rs.symbol_boost)
+
+    async def _retrieve_folder(self, f: Folder, p: RetrieveParams) -> RetrieveResultOut:
+        index = f.index
+        if index is None:
+            return failed(f.settings_error or self.settings_error or "indexing has not started")
+        service = index.service
+        if service is not None and not service.indexer.ready.is_set():
+            # Wait on the event loop, not in a pool thread: early requests cannot starve the pool.
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(f.ready.wait(), 30)
         try:
-            return path.resolve().relative_to(self.root.resolve()).as_posix()
-        except ValueError:
-            return None
+            res = await asyncio.to_thread(index.retrieve, p)
+        except QueryError:
+            raise
+        except Exception as exc:  # the owner can vanish mid-request; chat must keep working
+            log.error("retrieve failed in %s: %s", f.path, exc)
+            return failed(f"retrieval failed: {exc}")
+        for c in res.chunks:  # the client's name for the folder
+            c.folder, c.folder_uri = f.name, f.uri
+        return res
+
+    # -- documents ---------------------------------------------------------------------------
+    def rel_of(self, uri: str) -> tuple[Folder, str] | None:
+        path = uri_to_path(uri)
+        return None if path is None else self.folders.owner_of(path)
 
     def schedule_document(self, uri: str) -> None:
-        rel = self.rel_of(uri)
-        if rel is None or self.index is None:
+        found = self.rel_of(uri)
+        if found is None or found[0].index is None:
             return
+        folder, rel = found
         loop = asyncio.get_running_loop()
         if (t := self._doc_timers.pop(uri, None)) is not None:
             t.cancel()
 
         def push() -> None:
             self._doc_timers.pop(uri, None)
-            index = self.index
+            index = folder.index
             if index is None:
                 return
             try:
@@ -312,7 +418,8 @@ class RaglsServer(LanguageServer):
                 return
             index.open_document(rel, text)
 
-        self._doc_timers[uri] = loop.call_later(self.settings.indexing.open_buffer_debounce_ms / 1000, push)
+        delay = folder.settings.indexing.open_buffer_debounce_ms / 1000
+        self._doc_timers[uri] = loop.call_later(delay, push)
 
 
 server = RaglsServer()
@@ -320,36 +427,58 @@ server = RaglsServer()
 
 @server.feature(types.INITIALIZE)
 def on_initialize(ls: RaglsServer, params: types.InitializeParams) -> None:
-    root: Path | None = None
     if params.workspace_folders:
-        root = uri_to_path(params.workspace_folders[0].uri)
+        for wf in params.workspace_folders:
+            ls.folders.add(wf.uri, wf.name)
     elif params.root_uri:
-        root = uri_to_path(params.root_uri)
+        ls.folders.add(params.root_uri, None)
     elif params.root_path:
-        root = Path(params.root_path)
-    ls.root = root.resolve() if root else None
+        ls.folders.add(Path(params.root_path).resolve().as_uri(), None)
+    ls.folders.renest()
     opts = to_plain(params.initialization_options)
     ls.init_options = opts if isinstance(opts, dict) else {}
 
 
 @server.feature(types.INITIALIZED)
 async def on_initialized(ls: RaglsServer, _params: types.InitializedParams) -> None:
-    if ls.root is None or not ls.root.is_dir():
+    if not any(f.path.is_dir() for f in ls.folders.items):
         ls.settings_error = "no workspace folder: open a folder to index it"
         log.error(ls.settings_error)
         ls.started.set()
         return
     ls.client_settings = await ls.pull_configuration()
-    if not ls.reload_settings():
-        # Fall back to the init options alone, then to defaults: a typo must not stop indexing.
-        ls.client_settings = {}
-        if not ls.reload_settings():
-            ls.init_options = {}
-            ls.reload_settings()
+    ls._shown_errors.clear()
+    for f in ls.folders.items:
+        ls.load_folder_settings(f)
     if ls.settings.indexing.auto_index:
         await ls.start_indexing()
     else:
         ls.started.set()
+
+
+@server.feature(types.WORKSPACE_DID_CHANGE_WORKSPACE_FOLDERS)
+async def on_folders(ls: RaglsServer, params: types.DidChangeWorkspaceFoldersParams) -> None:
+    """Removed folders are no longer searched (their index is closed, kept on disk); added ones
+    are indexed in the background; a folder that became nested (or no longer is) follows."""
+    gone = [f for wf in params.event.removed if (f := ls.folders.remove(wf.uri)) is not None]
+    added = [f for wf in params.event.added if (f := ls.folders.add(wf.uri, wf.name)) is not None]
+    before = {f.name: f.nested_in for f in ls.folders.items}
+    ls.folders.renest()
+    ls.settings_error = None if ls.folders.items else "no workspace folder: open a folder to index it"
+    for f in added:
+        ls.load_folder_settings(f)
+    covered = [f for f in ls.folders.items if f.nested_in is not None and f.index is not None]
+    await asyncio.gather(*(ls.close_folder(f) for f in [*gone, *covered]))
+    if not ls.settings.indexing.auto_index and not any(f.index for f in ls.folders.items):
+        return
+    if ls._wake is None:
+        ls._wake = asyncio.Event()
+    if ls._status_task is None:
+        ls._status_task = asyncio.get_running_loop().create_task(ls._report_status())
+    for f in ls.folders.indexed:  # added, or uncovered by a removal (`before` was nested)
+        if f.index is None and f.path.is_dir() and (f in added or before.get(f.name) is not None):
+            ls.open_in_background(f)
+    ls.started.set()
 
 
 @server.feature(types.WORKSPACE_DID_CHANGE_CONFIGURATION)
@@ -358,15 +487,16 @@ async def on_config(ls: RaglsServer, params: types.DidChangeConfigurationParams)
     if not pulled:
         raw = to_plain(params.settings)
         pulled = raw.get("ragls", raw) if isinstance(raw, dict) else {}
-    old = ls.settings
     ls.client_settings = pulled
-    if not ls.reload_settings():
-        return
-    # Retrieval settings apply to the next request; anything else means a fresh index run.
-    if old.model_dump(exclude={"retrieval", "log_level"}) != ls.settings.model_dump(exclude={"retrieval", "log_level"}):
-        if ls.index is not None and ls.root is not None:
-            log.info("settings changed: restarting the indexer")
-            await asyncio.to_thread(ls.index.restart, ls.settings)
+    ls._shown_errors.clear()
+    for f in ls.folders.items:
+        old = f.settings
+        ls.load_folder_settings(f)
+        # Retrieval settings apply to the next request; anything else means a fresh index run.
+        keep = {"retrieval", "log_level"}
+        if old.model_dump(exclude=keep) != f.settings.model_dump(exclude=keep) and f.index is not None:
+            log.info("settings changed: restarting the indexer of %s", f.path)
+            await asyncio.to_thread(f.index.restart, f.settings)
 
 
 @server.feature(types.TEXT_DOCUMENT_DID_OPEN)
@@ -384,9 +514,9 @@ def on_close(ls: RaglsServer, params: types.DidCloseTextDocumentParams) -> None:
     uri = params.text_document.uri
     if (t := ls._doc_timers.pop(uri, None)) is not None:
         t.cancel()
-    rel = ls.rel_of(uri)
-    if rel is not None and ls.index is not None:
-        ls.index.close_document(rel)
+    found = ls.rel_of(uri)
+    if found is not None and found[0].index is not None:
+        found[0].index.close_document(found[1])
 
 
 @server.feature(types.SHUTDOWN)
@@ -416,12 +546,14 @@ async def rag_reindex(ls: RaglsServer, params: Any) -> dict[str, Any]:
         p = ReindexParams.model_validate(to_plain(params) or {})
     except ValidationError as exc:
         raise invalid_params(exc) from exc
-    if ls.index is None:
-        if ls.root is None:
-            raise JsonRpcInvalidParams("no workspace folder to index")
+    if not any(f.path.is_dir() for f in ls.folders.indexed):
+        raise JsonRpcInvalidParams("no workspace folder to index")
+    indexes = [f.index for f in ls.folders.indexed if f.index is not None]
+    fresh = len(indexes) < len(ls.folders.indexed)
+    if fresh:  # e.g. autoIndex off: opening an index starts its first run
         await ls.start_indexing()
-        return {"started": True}
-    return {"started": await asyncio.to_thread(ls.index.reindex, p.full)}
+    started = await asyncio.gather(*(asyncio.to_thread(index.reindex, p.full) for index in indexes))
+    return {"started": fresh or any(started)}
 
 
 @server.feature("rag/retrieve")
@@ -433,29 +565,11 @@ async def rag_retrieve(ls: RaglsServer, params: Any) -> dict[str, Any]:
         p = RetrieveParams.model_validate(raw)
         if p.paths:
             compile_globs(p.paths)
+        out = await ls.retrieve(p)
     except ValidationError as exc:
         raise invalid_params(exc) from exc
-    except QueryError as exc:
+    except (QueryError, UnknownFolder) as exc:
         raise JsonRpcInvalidParams(str(exc)) from exc
-    if ls.index is None and ls.root is not None and not ls.settings_error:
-        # `initialized` is still reading the client's settings: wait rather than answer empty.
-        with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(ls.started.wait(), 10)
-    index = ls.index
-    if index is None:
-        return failed(ls.settings_error or "indexing has not started").model_dump(by_alias=True)
-    service = index.service
-    if service is not None and not service.indexer.ready.is_set():
-        # Wait on the event loop, not in a pool thread: early requests cannot starve the pool.
-        with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(ls.index_ready.wait(), 30)
-    try:
-        out = await asyncio.to_thread(index.retrieve, p)
-    except QueryError as exc:
-        raise JsonRpcInvalidParams(str(exc)) from exc
-    except Exception as exc:  # the owner can vanish mid-request; chat must keep working
-        log.error("retrieve failed: %s", exc)
-        return failed(f"retrieval failed: {exc}").model_dump(by_alias=True)
     return out.model_dump(by_alias=True)
 
 

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 
 from ragls import __version__
 from ragls.config import Settings
-from ragls.protocol import EmbedderInfo, IndexStatus, StoreInfo
+from ragls.protocol import CacheInfo, EmbedderInfo, ErrorOut, FolderStatus, IndexStatus, Progress, StoreInfo
 
 if TYPE_CHECKING:
     from ragls.embedding import Embedder
@@ -50,7 +50,7 @@ def build_status(
             embedder=embedder_info(settings),
             store=store_info(settings),
         )
-    return st.model_copy(
+    st = st.model_copy(
         update={
             "workspace": str(root or ""),
             "version": __version__,
@@ -59,6 +59,97 @@ def build_status(
             "watching": watcher.watching if watcher else False,
         }
     )
+    if root is not None:  # a folder opened alone is a workspace of one folder, named as its directory
+        st.folders = [folder_entry(root.name, root.as_uri(), root, st)]
+    return st
+
+
+def folder_entry(name: str, uri: str, path: Path, st: IndexStatus, nested_in: str | None = None) -> FolderStatus:
+    """A folder's line in `IndexStatus.folders`: its index's counters, or (nested in the folder
+    that indexes it) that folder's state with zero counters."""
+    if nested_in is not None:
+        return FolderStatus(
+            name=name,
+            uri=uri,
+            path=str(path),
+            state=st.state,
+            phase=st.phase,
+            message=f"inside {nested_in}, indexed with it",
+            nested_in=nested_in,
+        )
+    return FolderStatus(
+        name=name,
+        uri=uri,
+        path=str(path),
+        state=st.state,
+        phase=st.phase,
+        files_total=st.files_total,
+        files_indexed=st.files_indexed,
+        files_failed=st.files_failed,
+        chunks=st.chunks,
+        lexical=st.lexical,
+        dense=st.dense,
+        errors=list(st.errors),
+        message=st.message,
+    )
+
+
+def workspace_status(parts: list[tuple[FolderStatus, IndexStatus | None]]) -> IndexStatus:
+    """The workspace's status: totals over its indexed folders (`IndexStatus` of each, None for a
+    nested folder) plus every folder's entry, in workspace order (docs/protocol.md)."""
+    own = [(f, st) for f, st in parts if st is not None]
+    entries = [f for f, _ in parts]
+    if len(parts) == 1 and own:  # one folder: exactly its own status
+        return own[0][1].model_copy(update={"folders": entries})
+    assert own, "a workspace always has an indexed folder"
+    sts = [st for _, st in own]
+    first = sts[0]
+    if any(st.state == "indexing" for st in sts):
+        state = "indexing"
+        phase = next(st.phase for st in sts if st.state == "indexing")
+    elif any(st.state == "error" for st in sts):
+        state = "error"
+        phase = next(st.phase for st in sts if st.state == "error")
+    else:
+        state, phase = "ready", first.phase
+    reasons: dict[str, int] = {}
+    for st in sts:
+        for reason, n in st.skipped_by_reason.items():
+            reasons[reason] = reasons.get(reason, 0) + n
+    hits, misses = sum(st.cache.hits for st in sts), sum(st.cache.misses for st in sts)
+    messages = [f"{f.name}: {st.message}" for f, st in own if st.message]
+    warnings = list(dict.fromkeys(w for st in sts for w in st.warnings))
+    return first.model_copy(
+        update={
+            "state": state,
+            "phase": phase,
+            "files_total": sum(st.files_total for st in sts),
+            "files_indexed": sum(st.files_indexed for st in sts),
+            "files_failed": sum(st.files_failed for st in sts),
+            "files_skipped": sum(st.files_skipped for st in sts),
+            "skipped_by_reason": reasons,
+            "chunks": sum(st.chunks for st in sts),
+            "lexical": _sum_progress([st.lexical for st in sts]),
+            "dense": _sum_progress([st.dense for st in sts]),
+            "last_indexed_at": max((st.last_indexed_at for st in sts if st.last_indexed_at), default=None),
+            "cache": CacheInfo(
+                hits=hits, misses=misses, hit_rate=round(hits / (hits + misses), 4) if hits + misses else 0.0
+            ),
+            "embedded": sum(st.embedded for st in sts),
+            "errors": [
+                ErrorOut(path=f"{f.name}/{e.path}", message=e.message, time=e.time) for f, st in own for e in st.errors
+            ],
+            "message": "; ".join(messages) or None,
+            "warnings": warnings,
+            "watching": all(st.watching for st in sts),
+            "workspace": entries[0].path,
+            "folders": entries,
+        }
+    )
+
+
+def _sum_progress(ps: list[Progress]) -> Progress:
+    return Progress(done=sum(p.done for p in ps), total=sum(p.total for p in ps))
 
 
 def progress_message(st: IndexStatus) -> str:

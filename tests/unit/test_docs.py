@@ -72,3 +72,6 @@ def test_protocol_doc_lists_every_payload_field() -> None:
     result = _doc_fields("\nResult:\n")
     assert set(result) == aliases(RetrieveResultOut), result
     assert set(_doc_fields("\nChunk:\n")) == aliases(ChunkOut)
+    from ragls.protocol import FolderStatus
+
+    assert set(_doc_fields("\n`FolderStatus`:\n")) == aliases(FolderStatus)
