@@ -180,6 +180,17 @@ function M.find_root(path, opts, bufnr)
   return nil
 end
 
+--- An option that is a list, one string, or fun(root) returning either: as a list (or nil).
+local function list_for_root(v, root)
+  if type(v) == 'function' then
+    v = v(root)
+  end
+  if type(v) == 'string' then
+    v = { v }
+  end
+  return v
+end
+
 --- An LSP WorkspaceFolder for a directory, named by its base name (the server labels results
 --- `name/path` in a multi-root workspace and makes equal names unique itself).
 function M.folder(dir)
@@ -193,13 +204,7 @@ end
 function M.workspace_folders(root, opts)
   opts = opts or M.get()
   local dirs = { root }
-  local extra = opts.workspace_folders
-  if type(extra) == 'function' then
-    extra = extra(root)
-  end
-  if type(extra) == 'string' then
-    extra = { extra }
-  end
+  local extra = list_for_root(opts.workspace_folders, root)
   for _, d in ipairs(type(extra) == 'table' and extra or {}) do
     table.insert(dirs, vim.fn.expand(d))
   end
@@ -238,13 +243,7 @@ M.workspace_programs = { '.venv/bin/ragls', 'venv/bin/ragls', '.venv/Scripts/rag
 --- Order: `cmd` from setup(); a workspace program when the user trusts the folder; `ragls` on PATH.
 function M.server(root, opts)
   opts = opts or M.get()
-  local cmd = opts.cmd
-  if type(cmd) == 'function' then
-    cmd = cmd(root)
-  end
-  if type(cmd) == 'string' then
-    cmd = { cmd }
-  end
+  local cmd = list_for_root(opts.cmd, root)
   if cmd and #cmd > 0 then
     return { cmd = vim.deepcopy(cmd), source = 'setup', why = 'cmd from setup()' }
   end

@@ -435,6 +435,34 @@ class Harness {
     await this.page.keyboard.press('Enter');
   }
 
+  /**
+   * Send `@rag <question>` with the echo model picked and return the request the model got.
+   * The chat view resolves provider models lazily on a fresh profile: up to two retries.
+   */
+  async askRag(question: string): Promise<{ messages: { role: number; text: string }[]; last: string }> {
+    for (let attempt = 1; ; attempt++) {
+      const before = this.echoRequests().length;
+      const picked = await this.selectEchoModel();
+      log(`echo model selected in the picker: ${picked}`);
+      await this.sendChat(`@rag ${question}`);
+      const got = await waitUntil(
+        'the echo model to be called',
+        async () => {
+          const reqs = this.echoRequests();
+          if (reqs.length > before) return reqs[reqs.length - 1];
+          const text = await this.lastResponseText();
+          if (/Language model unavailable|No language model/i.test(text)) return null;
+          return undefined;
+        },
+        60_000,
+      );
+      if (got !== null) return got;
+      assert(attempt < 3, 'the chat view never had a language model');
+      log('chat had no model yet; retrying');
+      await sleep(1000);
+    }
+  }
+
   /** Text of the last chat response in the chat list. */
   async lastResponseText(): Promise<string> {
     const rows = this.page.locator('.interactive-item-container.interactive-response');
@@ -589,46 +617,17 @@ async function main(): Promise<number> {
     if (ready) {
       await step(h, '@rag sends <rag_context> + prompt to the model and streams the answer', async () => {
         await h.openChat();
-        let attempt = 0;
-        let contextLines = '';
-        let allInvoiceLines: string[] = [];
-        for (;;) {
-          attempt++;
-          const before = h.echoRequests().length;
-          const picked = await h.selectEchoModel();
-          log(`echo model selected in the picker: ${picked}`);
-          await h.sendChat(`@rag ${QUERY}`);
-          const got = await waitUntil(
-            'the echo model to be called',
-            async () => {
-              const reqs = h.echoRequests();
-              if (reqs.length > before) return reqs[reqs.length - 1];
-              const text = await h.lastResponseText();
-              if (/Language model unavailable|No language model/i.test(text)) return null;
-              return undefined;
-            },
-            60_000,
-          );
-          if (got === null) {
-            // The chat view resolves provider models lazily on a fresh profile; one retry.
-            assert(attempt < 3, 'the chat view never had a language model');
-            log('chat had no model yet; retrying');
-            await sleep(1000);
-            continue;
-          }
-          const prompt = got.last;
-          allInvoiceLines = [...prompt.matchAll(new RegExp(`<code_context file="${escapeRegExp(EXPECTED_PATH)}" lines="(\\d+-\\d+)"`, 'g'))].map((m) => m[1]);
-          contextLines = new RegExp(`<code_context file="${escapeRegExp(EXPECTED_PATH)}" lines="(\\d+-\\d+)" symbol="${escapeRegExp(EXPECTED_SYMBOL)}">`).exec(prompt)?.[1] ?? '';
-          assert(prompt.startsWith('<rag_context>\n'), `prompt does not start with <rag_context>:\n${prompt.slice(0, 300)}`);
-          assert(
-            new RegExp(`<code_context file="${escapeRegExp(EXPECTED_PATH)}" lines="\\d+-\\d+" symbol="${escapeRegExp(EXPECTED_SYMBOL)}">`).test(prompt),
-            `no ${EXPECTED_SYMBOL} block in the context:\n${prompt.slice(0, 600)}`,
-          );
-          assert(prompt.includes('def compute_total'), 'the context holds the function source');
-          assert(prompt.includes('</rag_context>\n\n'), 'the context block is closed before the prompt');
-          assert(prompt.endsWith(QUERY), `prompt does not end with the question: ...${prompt.slice(-120)}`);
-          break;
-        }
+        const prompt = (await h.askRag(QUERY)).last;
+        const allInvoiceLines = [...prompt.matchAll(new RegExp(`<code_context file="${escapeRegExp(EXPECTED_PATH)}" lines="(\\d+-\\d+)"`, 'g'))].map((m) => m[1]);
+        const contextLines = new RegExp(`<code_context file="${escapeRegExp(EXPECTED_PATH)}" lines="(\\d+-\\d+)" symbol="${escapeRegExp(EXPECTED_SYMBOL)}">`).exec(prompt)?.[1] ?? '';
+        assert(prompt.startsWith('<rag_context>\n'), `prompt does not start with <rag_context>:\n${prompt.slice(0, 300)}`);
+        assert(
+          new RegExp(`<code_context file="${escapeRegExp(EXPECTED_PATH)}" lines="\\d+-\\d+" symbol="${escapeRegExp(EXPECTED_SYMBOL)}">`).test(prompt),
+          `no ${EXPECTED_SYMBOL} block in the context:\n${prompt.slice(0, 600)}`,
+        );
+        assert(prompt.includes('def compute_total'), 'the context holds the function source');
+        assert(prompt.includes('</rag_context>\n\n'), 'the context block is closed before the prompt');
+        assert(prompt.endsWith(QUERY), `prompt does not end with the question: ...${prompt.slice(-120)}`);
         const text = await waitUntil(
           'the streamed answer in the chat view',
           async () => {
@@ -889,27 +888,7 @@ async function multiRootRun(): Promise<void> {
 
     await step(h, 'multi-root: @rag answers from the second folder (beta/...)', async () => {
       await h.openChat();
-      let got: { last: string } | null = null;
-      for (let attempt = 1; ; attempt++) {
-        const before = h.echoRequests().length;
-        await h.selectEchoModel();
-        await h.sendChat(`@rag ${MULTI_ROOT.query}`);
-        got = await waitUntil(
-          'the echo model to be called',
-          async () => {
-            const reqs = h.echoRequests();
-            if (reqs.length > before) return reqs[reqs.length - 1];
-            const text = await h.lastResponseText();
-            if (/Language model unavailable|No language model/i.test(text)) return null;
-            return undefined;
-          },
-          60_000,
-        );
-        if (got !== null) break;
-        assert(attempt < 3, 'the chat view never had a language model');
-        await sleep(1000);
-      }
-      const prompt = got.last;
+      const prompt = (await h.askRag(MULTI_ROOT.query)).last;
       const header = new RegExp(`<code_context file="beta/${escapeRegExp(MULTI_ROOT.path)}" lines="(\\d+)-(\\d+)" symbol="${MULTI_ROOT.symbol}">`);
       const m = header.exec(prompt);
       assert(m, `the model did not get beta/${MULTI_ROOT.path} (${MULTI_ROOT.symbol}):\n${prompt.slice(0, 800)}`);
