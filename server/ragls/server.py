@@ -279,6 +279,7 @@ class RaglsServer(LanguageServer):
         last_counts: tuple[int, ...] | None = None
         last_sent = 0.0
         seen_runs = 0
+        seen_folders: list[str] = []
         loop = asyncio.get_running_loop()
         supports_progress = bool(self.client_capabilities.window and self.client_capabilities.window.work_done_progress)
         while True:
@@ -306,8 +307,10 @@ class RaglsServer(LanguageServer):
                 # A run that finished between two polls (everything cached) still gets its
                 # begin/end pair, so clients always see indexing start and end.
                 runs = runs if any(f.index for f in self.folders.items) else seen_runs
-                missed = runs != seen_runs
-                seen_runs = runs
+                folders = [f.name for f in self.folders.indexed]
+                # A removed folder takes its runs out of the sum: that is no run to report.
+                missed = runs != seen_runs and not (folders != seen_folders and runs < seen_runs)
+                seen_runs, seen_folders = runs, folders
                 if (st.state == "indexing" or missed) and token is None:
                     token = str(uuid.uuid4())
                     try:

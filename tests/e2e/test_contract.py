@@ -94,6 +94,9 @@ async def test_initialize_reports_the_protocol_version(workspace: Path, cache_di
             )
         )
         assert to_plain(result.capabilities.experimental) == {"ragls": {"protocolVersion": PROTOCOL_VERSION}}
+        # Multi-root: the server takes workspace folder changes (docs/protocol.md).
+        folders = result.capabilities.workspace.workspace_folders  # type: ignore[union-attr]
+        assert folders is not None and folders.supported and folders.change_notifications
     finally:
         await client.shutdown_session()
         await client.stop()

@@ -28,11 +28,13 @@ def write(root: Path, files: dict[str, str]) -> Path:
 
 @pytest.fixture
 def api(tmp_path: Path) -> Path:
-    """Ignores generated/ (its own .gitignore); keeps exports/."""
+    """Ignores generated/ (its own .gitignore) and private.md (its own .ragls.toml); keeps exports/."""
     return write(
         tmp_path / "api",
         {
             ".gitignore": "generated/\n",
+            ".ragls.toml": 'exclude = ["private.md"]\n',
+            "private.md": "# Private\n\nzebra_quokka_private notes of the api.\n",
             "billing.py": "def compute_invoice_total(lines, tax_rate):\n"
             '    """Sum the invoice lines and add the tax."""\n'
             "    subtotal = sum(l.price * l.qty for l in lines)\n"
@@ -46,11 +48,15 @@ def api(tmp_path: Path) -> Path:
 
 @pytest.fixture
 def web(tmp_path: Path) -> Path:
-    """Ignores exports/ (its own .gitignore); keeps generated/."""
+    """Ignores exports/ (its own .gitignore) and plans/ (its own .ragignore); keeps generated/ and
+    private.md."""
     return write(
         tmp_path / "web",
         {
             ".gitignore": "exports/\n",
+            ".ragignore": "plans/\n",
+            "plans/zebra_plan.py": "def zebra_quokka_plan():\n    return 'ragignored in web'\n",
+            "private.md": "# Private\n\nzebra_quokka_private notes of the web.\n",
             "geo.ts": "export function haversineKm(lat1: number, lon1: number, lat2: number, lon2: number): number {\n"
             "  // great-circle distance between two coordinates on the globe\n"
             "  const r = 6371;\n"
@@ -97,15 +103,17 @@ async def test_two_folders_fused_labelled_with_their_own_ignore_rules(start: Sta
         ("web", web.as_uri(), str(web)),
     ]
     assert st["workspace"] == str(api)
-    assert all(f["state"] == "ready" and f["filesIndexed"] == 3 for f in st["folders"]), st["folders"]
+    # api: billing.py, exports/zebra_dist.py, README.md, .ragls.toml; web: geo.ts,
+    # generated/zebra_web.py, README.md, private.md.
+    assert all(f["state"] == "ready" and f["filesIndexed"] == 4 for f in st["folders"]), st["folders"]
     assert_totals(st)
 
-    # Each .gitignore applies to its own folder only.
-    res = await s.retrieve("zebra_quokka", topK=10, maxChars=20_000)
+    # Each folder's .gitignore, .ragignore and .ragls.toml apply to that folder only.
+    res = await s.retrieve("zebra_quokka", topK=20, maxChars=20_000)
     found = where(res)
-    assert ("api", "exports/zebra_dist.py") in found and ("web", "generated/zebra_web.py") in found, found
-    assert not any(p.startswith("generated/") for f, p in found if f == "api"), found
-    assert not any(p.startswith("exports/") for f, p in found if f == "web"), found
+    assert {("api", "exports/zebra_dist.py"), ("web", "generated/zebra_web.py"), ("web", "private.md")} <= found
+    assert not any(p.startswith("generated/") or p == "private.md" for f, p in found if f == "api"), found
+    assert not any(p.startswith(("exports/", "plans/")) for f, p in found if f == "web"), found
 
     # One ranking over both folders, each chunk labelled; context paths are folder/path.
     res = await s.retrieve("great-circle distance between two coordinates", topK=6, maxChars=50_000)
@@ -135,7 +143,7 @@ async def test_two_folders_fused_labelled_with_their_own_ignore_rules(start: Sta
     res = await s.retrieve("zebra_quokka", topK=10, paths=["api/exports/*.py", "web/generated/**"])
     assert where(res) == {("api", "exports/zebra_dist.py"), ("web", "generated/zebra_web.py")}
     res = await s.retrieve("service page distances billing", topK=10, paths=["*.md"])
-    assert where(res) == {("api", "README.md"), ("web", "README.md")}
+    assert where(res) == {("api", "README.md"), ("web", "README.md"), ("web", "private.md")}
 
 
 async def test_folders_added_and_removed_at_run_time(start: Starter, api: Path, web: Path, tmp_path: Path) -> None:

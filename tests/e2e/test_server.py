@@ -78,6 +78,7 @@ async def test_retrieve_by_description(start: Starter, query: str, path: str, sy
     if symbol:
         assert top["symbol"] == symbol
     assert top["uri"] == (s.root / path).as_uri()
+    assert (top["folder"], top["folderUri"]) == (s.root.name, s.root.as_uri())  # a workspace of one folder
     assert top["range"]["start"]["line"] < top["range"]["end"]["line"]
     assert res["tookMs"] > 0
 
