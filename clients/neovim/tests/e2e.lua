@@ -1109,7 +1109,7 @@ local function main()
     check(#c.workspace_folders == 3 and msgs[1] and msgs[1]:find('already', 1, true), 'adding twice: %s', vim.inspect(msgs))
   end)
 
-  case('multi-root (server protocol 3): status lists the folders, results come from the second one', function()
+  case('multi-root (server protocol 3): status lists the folders, results come from the second one; :RagRemoveFolder drops it', function()
     local c = assert(mr_client, 'no multi-root client')
     local err0, st = ragls.index_status_sync({ client = c })
     check(not err0 and type(st) == 'table', 'rag/indexStatus: %s', vim.inspect(err0))
@@ -1144,6 +1144,24 @@ local function main()
     local shown = vim.fn.execute('clist')
     check(shown:find('beta/ledger/reconcile.py', 1, true), ':clist does not show beta/ledger/reconcile.py:\n%s', shown)
     vim.cmd('cclose')
+    -- :RagRemoveFolder: the server stops searching beta
+    vim.cmd('RagRemoveFolder ' .. vim.fn.fnameescape(mr .. '/beta'))
+    check(#c.workspace_folders == 2, 'after remove: %s', vim.inspect(c.workspace_folders))
+    local left
+    wait(30000, function()
+      local e, r = ragls.retrieve_sync(MR_QUERY, { client = c, topK = 5 })
+      if e or not r then
+        return false
+      end
+      left = r.chunks
+      for _, ch in ipairs(r.chunks) do
+        if ch.folder == 'beta' then
+          return false
+        end
+      end
+      return true
+    end, 'results without the removed folder beta')
+    check(#left > 0, 'the other folders still answer')
   end)
 
   case('multi-root: back to the suite\'s setup', function()
