@@ -9,6 +9,7 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from ragls import lexical
 from ragls.config import RetrievalSettings
 from ragls.context import ContextChunk, format_context
 from ragls.embedding import EmbeddingError
@@ -73,25 +74,27 @@ def fuse(
     and weights in every folder: merging by them is RRF over every folder's ranked lists. Raw
     similarities are not comparable across indexes (BM25 IDF is per collection, folders may
     use different embedders). A folder's own order (symbol-first, lexical rerank) is kept: each
-    chunk's key is the best score at or below its rank in its folder. Ties go to the better
-    rank in its folder, then to workspace order. Definitions the query names move to the top
-    over all folders, as within one. Paths in `context` are `folder/path`."""
+    chunk's key is the best score at or below its rank in its folder. Keys tie often (the top
+    of every folder); ties go to the chunk holding more of the query's terms, a signal that
+    means the same in every folder (+0.03 MRR@10 on the dev sets, eval/multiroot_fusion.py),
+    then to the better rank in its folder, then to workspace order. Definitions the query names
+    move to the top over all folders, as within one. Paths in `context` are `folder/path`."""
     t0 = time.perf_counter()
     ok = [(name, uri, res) for name, uri, res in parts if res.error is None]
     if not ok:
         return failed("; ".join(f"{name}: {res.error}" for name, _, res in parts) or "no folder to search")
     warnings = [f"{name}: {w}" for name, _, res in parts for w in res.warnings]
     warnings += [f"{name}: not searched ({res.error})" for name, _, res in parts if res.error is not None]
-    ranked: list[tuple[float, int, int, ChunkOut]] = []
+    terms = set(lexical.tokenize(query))
+    ranked: list[tuple[float, float, int, int, ChunkOut]] = []
     for order, (name, uri, res) in enumerate(ok):
         best = float("-inf")
-        keyed: list[tuple[float, int, int, ChunkOut]] = []
         for rank in range(len(res.chunks) - 1, -1, -1):
             best = max(best, res.chunks[rank].score)
             chunk = res.chunks[rank].model_copy(update={"folder": name, "folder_uri": uri, "score": best})
-            keyed.append((best, rank, order, chunk))
-        ranked.extend(keyed)
-    ranked.sort(key=lambda t: (-t[0], t[1], t[2]))
+            words = set(lexical.tokenize(f"{chunk.path} {chunk.symbol or ''} {chunk.content}"))
+            ranked.append((best, len(terms & words) / max(len(terms), 1), rank, order, chunk))
+    ranked.sort(key=lambda t: (-t[0], -t[1], t[2], t[3]))
     chunks = [c for *_, c in ranked]
     if symbol_boost and (names := lookup_symbols(query)):
         chunks = symbol_first(chunks, names)

@@ -38,6 +38,7 @@ class Folder:
     index: SharedIndex | None = None
     ready: asyncio.Event = field(default_factory=asyncio.Event)  # set once its store is open
     removed: bool = False
+    opening: bool = False  # its index is being opened (start-up and a folder change may overlap)
 
 
 class Folders:

@@ -157,6 +157,15 @@ class RaglsServer(LanguageServer):
         self.started.set()
 
     async def open_folder(self, f: Folder) -> None:
+        if f.index is not None or f.opening:
+            return
+        f.opening = True
+        try:
+            await self._open_folder(f)
+        finally:
+            f.opening = False
+
+    async def _open_folder(self, f: Folder) -> None:
         loop = asyncio.get_running_loop()
         assert self._wake is not None
         wake = self._wake
@@ -447,13 +456,11 @@ async def on_initialized(ls: RaglsServer, _params: types.InitializedParams) -> N
     if not any(f.path.is_dir() for f in ls.folders.items):
         ls.settings_error = "no workspace folder: open a folder to index it"
         log.error(ls.settings_error)
-        ls.started.set()
-        return
-    ls.client_settings = await ls.pull_configuration()
+    ls.client_settings = await ls.pull_configuration()  # also for folders added later
     ls._shown_errors.clear()
     for f in ls.folders.items:
         ls.load_folder_settings(f)
-    if ls.settings.indexing.auto_index:
+    if ls.settings_error is None and ls.settings.indexing.auto_index:
         await ls.start_indexing()
     else:
         ls.started.set()
@@ -472,6 +479,8 @@ async def on_folders(ls: RaglsServer, params: types.DidChangeWorkspaceFoldersPar
         ls.load_folder_settings(f)
     covered = [f for f in ls.folders.items if f.nested_in is not None and f.index is not None]
     await asyncio.gather(*(ls.close_folder(f) for f in [*gone, *covered]))
+    if not ls.started.is_set():
+        return  # `initialized` is still starting up: it opens every folder then
     if not ls.settings.indexing.auto_index and not any(f.index for f in ls.folders.items):
         return
     if ls._wake is None:
@@ -481,7 +490,6 @@ async def on_folders(ls: RaglsServer, params: types.DidChangeWorkspaceFoldersPar
     for f in ls.folders.indexed:  # added, or uncovered by a removal (`before` was nested)
         if f.index is None and f.path.is_dir() and (f in added or before.get(f.name) is not None):
             ls.open_in_background(f)
-    ls.started.set()
 
 
 @server.feature(types.WORKSPACE_DID_CHANGE_CONFIGURATION)

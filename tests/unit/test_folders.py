@@ -126,6 +126,13 @@ def test_fusion_merges_by_rank_scores_keeping_each_folders_order() -> None:
     assert [c.path for c in out.chunks] == ["d2.py", "c1.py", "d1.py", "c2.py"] and out.context == ""
 
 
+def test_fusion_ties_go_to_the_chunk_with_more_query_terms() -> None:
+    e = answer(chunk("e1.py", 0.10), chunk("e2.py", 0.08))
+    f = answer(chunk("invoice_tax.py", 0.10), chunk("f2.py", 0.09))
+    out = fuse([("E", "u", e), ("F", "v", f)], "invoice tax rounding", 4, 0)
+    assert [c.path for c in out.chunks] == ["invoice_tax.py", "e1.py", "f2.py", "e2.py"]
+
+
 def test_fusion_errors_only_when_no_folder_answers() -> None:
     bad = RetrieveResultOut(context="", chunks=[], took_ms=0.0, error="index is not available")
     out = fuse([("A", "u", answer(chunk("a.py", 0.1))), ("B", "v", bad)], "q", 5, 1000)
