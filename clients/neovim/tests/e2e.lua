@@ -265,11 +265,12 @@ local function main()
     check(status.format({ state = 'starting' }) == 'RAG …', 'starting format')
   end)
 
-  case('statusline: the shared status case table (tests/fixtures/status-cases.json)', function()
-    local f = assert(io.open(os.getenv('RAGLS_PLUGIN_DIR') .. '/../../tests/fixtures/status-cases.json'))
+  for file, min in pairs({ ['status-cases.json'] = 10, ['status-folder-cases.json'] = 4 }) do
+  case('statusline: the shared status case table (tests/fixtures/' .. file .. ')', function()
+    local f = assert(io.open(os.getenv('RAGLS_PLUGIN_DIR') .. '/../../tests/fixtures/' .. file))
     local tbl = vim.fn.json_decode(f:read('*a'))
     f:close()
-    check(#tbl.cases >= 10, 'only %d cases', #tbl.cases)
+    check(#tbl.cases >= min, 'only %d cases', #tbl.cases)
     local icons = { prefix = 'RAG', ready = '✓', error = '✗', busy = '…' }
     for _, c in ipairs(tbl.cases) do
       local st = vim.tbl_extend('force', tbl.base, c.status)
@@ -282,6 +283,7 @@ local function main()
       check(line == want, '%s: statusline %q, want %q', c.name, line, want)
     end
   end)
+  end
 
   case('degraded: embedding provider down (HTTP 500 on 127.0.0.1) gives results plus a warning', function()
     -- a provider that answers every request with 500
@@ -1025,6 +1027,147 @@ local function main()
     check(require('ragls.config').server(ws).source == 'setup', 'setup not restored')
     vim.fn.delete(evil_root, 'rf')
     vim.fn.delete(evil_marker)
+  end)
+
+  -- Issue 16: multi-root workspaces. Three small folders; the token and the function exist only
+  -- in beta, so a result that holds them came from the second folder's index.
+  local MR_TOKEN = 'QUOKKA_LEDGER_SENTINEL_7731'
+  local MR_QUERY = 'how does reconcile_quokka_ledger match the quokka ledger entries'
+  local mr = vim.fn.tempname() .. '-mr'
+  local function mr_write(rel, lines)
+    vim.fn.mkdir(vim.fn.fnamemodify(mr .. '/' .. rel, ':h'), 'p')
+    vim.fn.writefile(lines, mr .. '/' .. rel)
+  end
+  mr_write('alpha/.ragls.toml', {})
+  mr_write('alpha/inventory/stock.py', { 'def restock(items, threshold=5):', '    # Reorder every item below the threshold.', '    return [i for i in items if i.count < threshold]' })
+  mr_write('beta/ledger/reconcile.py', {
+    MR_TOKEN .. ' = "quokka"',
+    '',
+    '',
+    'def reconcile_quokka_ledger(entries, statement):',
+    '    # Match every quokka ledger entry to a statement line by amount and date.',
+    '    unmatched = [e for e in entries if (e.amount, e.date) not in statement]',
+    '    return ' .. MR_TOKEN .. ', unmatched',
+  })
+  mr_write('gamma/notes/todo.md', { '# gamma', '', 'Plans for the wombat scheduler.' })
+  local mr_client
+
+  case('multi-root: result lists show folder/path and open the file by uri', function()
+    local commands = require('ragls.commands')
+    local ch = {
+      uri = vim.uri_from_fname(mr .. '/beta/ledger/reconcile.py'),
+      path = 'ledger/reconcile.py',
+      folder = 'beta',
+      folderUri = vim.uri_from_fname(mr .. '/beta'),
+      range = { start = { line = 3, character = 0 }, ['end'] = { line = 7, character = 0 } },
+      symbol = 'reconcile_quokka_ledger',
+      kind = 'function',
+      language = 'python',
+      score = 0.5,
+      content = 'def reconcile_quokka_ledger(entries, statement):\n',
+    }
+    local old = vim.deepcopy(ch)
+    old.folder, old.folderUri = nil, nil -- a version-2 server
+    check(commands.chunk_path(ch, true) == 'beta/ledger/reconcile.py', 'chunk_path %s', commands.chunk_path(ch, true))
+    check(commands.chunk_path(ch, false) == 'ledger/reconcile.py', 'one folder: plain path')
+    check(commands.chunk_path(old, true) == 'ledger/reconcile.py', 'version 2: plain path')
+    vim.fn.setqflist({}, ' ', { title = 'mr', items = commands.qf_items({ ch, old }, true) })
+    local qf = vim.fn.getqflist({ items = 1 }).items
+    check(vim.api.nvim_buf_get_name(qf[1].bufnr) == mr .. '/beta/ledger/reconcile.py', 'file %s', vim.api.nvim_buf_get_name(qf[1].bufnr))
+    check(qf[1].lnum == 4 and qf[1].module == 'beta/ledger/reconcile.py', 'item %s', vim.inspect(qf[1]))
+    check((qf[2].module or '') == '', 'a chunk without folder keeps the file name: %s', vim.inspect(qf[2]))
+    local shown = vim.fn.execute('clist')
+    check(shown:find('beta/ledger/reconcile.py', 1, true), ':clist does not show folder/path:\n%s', shown)
+    local single = commands.qf_items({ ch }, false)
+    check(single[1].module == nil, 'single folder: no module')
+    vim.fn.setqflist({}, 'r')
+  end)
+
+  case('multi-root: every folder is sent at initialize, named by its base name; :RagAddFolder adds one', function()
+    leave_buffers()
+    ragls.setup({ attach_mode = forced_mode, cmd = { server }, workspace_folders = { mr .. '/beta' } })
+    local c = open_and_init(mr .. '/alpha/inventory/stock.py')
+    mr_client = c
+    check(util.client_root(c) == mr .. '/alpha', 'root %s', tostring(util.client_root(c)))
+    local names, uris = {}, {}
+    for _, f in ipairs(c.workspace_folders or {}) do
+      table.insert(names, f.name)
+      table.insert(uris, f.uri)
+    end
+    check(vim.deep_equal(names, { 'alpha', 'beta' }), 'folders %s', vim.inspect(c.workspace_folders))
+    check(uris[2] == vim.uri_from_fname(mr .. '/beta'), 'uri %s', tostring(uris[2]))
+    check(lsp.is_multi_root(c), 'not multi-root')
+    vim.cmd('RagAddFolder ' .. vim.fn.fnameescape(mr .. '/gamma'))
+    check(#c.workspace_folders == 3 and c.workspace_folders[3].name == 'gamma', 'after add: %s', vim.inspect(c.workspace_folders))
+    local msgs = {}
+    local orig = vim.notify
+    vim.notify = function(m)
+      table.insert(msgs, m)
+    end
+    vim.cmd('RagAddFolder ' .. vim.fn.fnameescape(mr .. '/gamma'))
+    vim.notify = orig
+    check(#c.workspace_folders == 3 and msgs[1] and msgs[1]:find('already', 1, true), 'adding twice: %s', vim.inspect(msgs))
+  end)
+
+  case('multi-root (server protocol 3): status lists the folders, results come from the second one; :RagRemoveFolder drops it', function()
+    local c = assert(mr_client, 'no multi-root client')
+    local err0, st = ragls.index_status_sync({ client = c })
+    check(not err0 and type(st) == 'table', 'rag/indexStatus: %s', vim.inspect(err0))
+    -- an older server indexes only the first folder: fail now, not after the wait below
+    check((tonumber(st.protocolVersion) or 1) >= 3, 'the server speaks protocol %s, not 3 (multi-root)', tostring(st.protocolVersion))
+    wait(60000, function()
+      local err, s = ragls.index_status_sync({ client = c })
+      st = s or st
+      return not err and type(s) == 'table' and s.state == 'ready' and type(s.folders) == 'table' and #s.folders == 3
+    end, 'a ready status with 3 folders')
+    local lines = table.concat(require('ragls.commands').status_lines(st, c), '\n')
+    for _, n in ipairs({ 'alpha', 'beta', 'gamma' }) do
+      check(lines:find('Folder ' .. n .. ': ready', 1, true), 'no folder line for %s in:\n%s', n, lines)
+    end
+    local err, result = ragls.retrieve_sync(MR_QUERY, { client = c, topK = 5 })
+    check(not err and result and #result.chunks > 0, 'retrieve: %s', vim.inspect(err))
+    local hit
+    for _, ch in ipairs(result.chunks) do
+      if ch.folder == 'beta' and ch.path == 'ledger/reconcile.py' and ch.symbol == 'reconcile_quokka_ledger' then
+        hit = ch
+      end
+    end
+    check(hit, 'no beta/ledger/reconcile.py chunk: %s', vim.inspect(result.chunks))
+    check(hit.content:find(MR_TOKEN, 1, true), 'the chunk lacks the token')
+    check(result.context:find('<code_context file="beta/ledger/reconcile.py"', 1, true), 'context lacks folder/path:\n%s', result.context)
+    vim.fn.setqflist({}, 'r')
+    local before = events.RaglsSearchDone or 0
+    vim.cmd('RagSearch ' .. MR_QUERY)
+    wait(30000, function()
+      return (events.RaglsSearchDone or 0) > before
+    end, 'RagSearch')
+    local shown = vim.fn.execute('clist')
+    check(shown:find('beta/ledger/reconcile.py', 1, true), ':clist does not show beta/ledger/reconcile.py:\n%s', shown)
+    vim.cmd('cclose')
+    -- :RagRemoveFolder: the server stops searching beta
+    vim.cmd('RagRemoveFolder ' .. vim.fn.fnameescape(mr .. '/beta'))
+    check(#c.workspace_folders == 2, 'after remove: %s', vim.inspect(c.workspace_folders))
+    local left
+    wait(30000, function()
+      local e, r = ragls.retrieve_sync(MR_QUERY, { client = c, topK = 5 })
+      if e or not r then
+        return false
+      end
+      left = r.chunks
+      for _, ch in ipairs(r.chunks) do
+        if ch.folder == 'beta' then
+          return false
+        end
+      end
+      return true
+    end, 'results without the removed folder beta')
+    check(#left > 0, 'the other folders still answer')
+  end)
+
+  case('multi-root: back to the suite\'s setup', function()
+    leave_buffers()
+    ragls.setup({ attach_mode = forced_mode, cmd = { server }, settings = { retrieval = { topK = 8 } } })
+    vim.fn.delete(mr, 'rf')
   end)
 
   if vim.fn.has('nvim-0.11') == 1 and not forced_mode then

@@ -4,9 +4,9 @@
  */
 import * as vscode from 'vscode';
 import { chunksInContext } from './lib/contextBlocks';
-import { degradedNote, escapeMarkdown, prependContext, retrievalFailure, retrieveParams, searchResultLines } from './lib/format';
+import { chunkPath, degradedNote, escapeMarkdown, prependContext, retrievalFailure, retrieveParams, searchResultLines } from './lib/format';
 import type { Chunk, RetrieveResult } from './lib/protocol';
-import { chunkLocation } from './locations';
+import { chunkLocation, isMultiRoot } from './locations';
 import type { RaglsServer } from './server';
 
 export const PARTICIPANT_ID = 'ragls.rag';
@@ -39,15 +39,25 @@ const CONTEXT_LINE = /^Context \(\d+\):[^\n]*\n\n/;
  * line naming each chunk's symbol next to a link to its lines. The stable API shows neither a
  * reference's nor an anchor's title, so the symbol goes in the markdown.
  */
-function streamContextReferences(stream: vscode.ChatResponseStream, chunks: Chunk[]): void {
+function streamContextReferences(stream: vscode.ChatResponseStream, chunks: Chunk[], multiRoot: boolean): void {
   if (!chunks.length) return;
   for (const loc of uniqueLocations(chunks)) stream.reference(loc);
   stream.markdown(`Context (${chunks.length}):`);
   chunks.forEach((c, i) => {
-    stream.markdown(`${i ? ' ·' : ''} ${c.symbol ? `\`${c.symbol.replace(/`/g, "'")}\` ` : ''}`);
+    // The anchor shows the file's base name; in a multi-root workspace the folder and directory
+    // go in front of it, so the line reads `api/billing/invoice.py:22-25`.
+    const dir = multiRoot ? folderPrefix(c) : '';
+    stream.markdown(`${i ? ' ·' : ''} ${c.symbol ? `\`${c.symbol.replace(/`/g, "'")}\` ` : ''}${dir ? escapeMarkdown(dir) : ''}`);
     stream.anchor(chunkLocation(c));
   });
   stream.markdown('\n\n');
+}
+
+/** `api/billing/` for `billing/invoice.py` in folder `api`; '' without a folder. */
+function folderPrefix(c: Chunk): string {
+  const full = chunkPath(c, true);
+  if (full === c.path) return '';
+  return full.slice(0, full.lastIndexOf('/') + 1);
 }
 
 function historyMessages(context: vscode.ChatContext): vscode.LanguageModelChatMessage[] {
@@ -101,7 +111,7 @@ export function registerChat(context: vscode.ExtensionContext, server: RaglsServ
         return { metadata: { command: 'search', hits: 0 } };
       }
       for (const loc of uniqueLocations(chunks)) stream.reference(loc);
-      stream.markdown(`**${chunks.length} hits** (${Math.round(result?.tookMs ?? 0)} ms)\n\n${searchResultLines(chunks).join('\n')}\n`);
+      stream.markdown(`**${chunks.length} hits** (${Math.round(result?.tookMs ?? 0)} ms)\n\n${searchResultLines(chunks, isMultiRoot()).join('\n')}\n`);
       if (degraded) stream.markdown(`\n*⚠ ragls: ${escapeMarkdown(degraded)}*\n`);
       return { metadata: { command: 'search', hits: chunks.length } };
     }
@@ -109,7 +119,7 @@ export function registerChat(context: vscode.ExtensionContext, server: RaglsServ
     if (failure) {
       stream.markdown(`*ragls: no workspace context (${failure}); answering without it.*\n\n`);
     } else if (cfg.get<boolean>('chat.showReferences', true)) {
-      streamContextReferences(stream, chunksInContext(result?.context, chunks));
+      streamContextReferences(stream, chunksInContext(result?.context, chunks), isMultiRoot());
     }
     // A short line under the references: the answer rests on a partial search.
     if (degraded) stream.markdown(`*⚠ ragls: ${escapeMarkdown(degraded)}*\n\n`);

@@ -3,7 +3,7 @@ import * as vscode from 'vscode';
 import { copiedSummary, degradedNote, hitLabel, retrievalFailure, retrieveParams } from './lib/format';
 import type { Chunk } from './lib/protocol';
 import { statusDetails } from './lib/status';
-import { chunkLocation } from './locations';
+import { chunkLocation, isMultiRoot } from './locations';
 import type { RaglsServer } from './server';
 
 function errorMessage(e: unknown): string {
@@ -48,7 +48,8 @@ export function registerCommands(context: vscode.ExtensionContext, server: Ragls
         return;
       }
       type Item = vscode.QuickPickItem & { chunk: Chunk };
-      const items: Item[] = res.chunks.map((chunk) => ({ ...hitLabel(chunk), chunk }));
+      const multiRoot = isMultiRoot();
+      const items: Item[] = res.chunks.map((chunk) => ({ ...hitLabel(chunk, multiRoot), chunk }));
       const pick = await vscode.window.showQuickPick(items, {
         title: `ragls: ${res.chunks.length} hits for "${query}" (${Math.round(res.tookMs)} ms)`,
         matchOnDescription: true,

@@ -12,3 +12,8 @@ export function toVscodeRange(range: Range, lineLength?: (line: number) => numbe
 export function chunkLocation(chunk: Chunk, lineLength?: (line: number) => number): vscode.Location {
   return new vscode.Location(vscode.Uri.parse(chunk.uri), toVscodeRange(chunk.range, lineLength));
 }
+
+/** 2+ workspace folders: the server indexes each and labels paths `folder/path` (protocol 3). */
+export function isMultiRoot(): boolean {
+  return (vscode.workspace.workspaceFolders?.length ?? 0) >= 2;
+}

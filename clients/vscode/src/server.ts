@@ -27,6 +27,7 @@ import {
 import { RestartBackoff } from './lib/backoff';
 import {
   Methods,
+  followsFolderChanges,
   type IndexStatus,
   type ReindexResult,
   type RetrieveParams,
@@ -131,7 +132,7 @@ export class RaglsServer implements vscode.Disposable {
   ) {
     this.disposables.push(
       vscode.workspace.onDidChangeConfiguration((e) => this.onConfigChanged(e)),
-      vscode.workspace.onDidChangeWorkspaceFolders(() => void this.restart()),
+      vscode.workspace.onDidChangeWorkspaceFolders(() => this.onFoldersChanged()),
       vscode.workspace.onDidGrantWorkspaceTrust(() => void this.restart()),
     );
   }
@@ -421,6 +422,23 @@ export class RaglsServer implements vscode.Disposable {
     await this.stop();
     this.backoff.reset();
     await this.start();
+  }
+
+  /**
+   * A folder was added to or removed from the workspace. The LanguageClient sends every folder at
+   * initialize and forwards `workspace/didChangeWorkspaceFolders` itself when the server asks for
+   * it (protocol 3); the server then indexes the added folder and drops the removed one without a
+   * restart. An older server only knows its first folder: restart it. So does the first folder
+   * opened (nothing ran) and the last one closed.
+   */
+  private onFoldersChanged(): void {
+    const client = this.client;
+    const live = client !== undefined && client.state === State.Running;
+    if (live && this.folders().length > 0 && followsFolderChanges(client.initializeResult?.capabilities)) {
+      this.log.info(`Workspace folders changed: ${this.folders().length} folder(s); the server follows the change`);
+      return;
+    }
+    void this.restart();
   }
 
   private onConfigChanged(e: vscode.ConfigurationChangeEvent): void {

@@ -1,4 +1,4 @@
--- :RagSearch, :RagContext, :RagStatus, :RagReindex, :RagTrust
+-- :RagSearch, :RagContext, :RagStatus, :RagReindex, :RagTrust, :RagAddFolder, :RagRemoveFolder
 local config = require('ragls.config')
 local status = require('ragls.status')
 local util = require('ragls.util')
@@ -13,8 +13,22 @@ local function err_msg(msg)
   vim.notify('[ragls] ' .. msg, vim.log.levels.ERROR)
 end
 
---- Quickfix items for rag/retrieve chunks.
-function M.qf_items(chunks)
+local function present(v)
+  return v ~= nil and v ~= vim.NIL and v ~= ''
+end
+
+--- The path a result is shown under: `folder/path` in a multi-root workspace when the server
+--- names the chunk's folder (protocol 3), else the folder-relative path.
+function M.chunk_path(ch, multi_root)
+  if multi_root and present(ch.folder) then
+    return ch.folder .. '/' .. tostring(ch.path)
+  end
+  return ch.path
+end
+
+--- Quickfix items for rag/retrieve chunks. The file is opened by `uri`; in a multi-root
+--- workspace the list shows `folder/path` (the item's `module`) instead of the file name.
+function M.qf_items(chunks, multi_root)
   local items = {}
   for _, ch in ipairs(chunks or {}) do
     local fname = ch.uri and ch.uri ~= vim.NIL and vim.uri_to_fname(ch.uri) or ch.path
@@ -42,14 +56,18 @@ function M.qf_items(chunks)
     if type(ch.score) == 'number' then
       text = text .. string.format('  (%.3f)', ch.score)
     end
-    table.insert(items, {
+    local item = {
       filename = fname,
       lnum = start_line,
       end_lnum = end_line,
       col = 1,
       text = text,
-      user_data = { path = ch.path, symbol = symbol, kind = ch.kind },
-    })
+      user_data = { path = ch.path, symbol = symbol, kind = ch.kind, folder = present(ch.folder) and ch.folder or nil },
+    }
+    if multi_root and present(ch.folder) then
+      item.module = M.chunk_path(ch, true)
+    end
+    table.insert(items, item)
   end
   return items
 end
@@ -62,7 +80,8 @@ function M.search(query, opts)
       err_msg('RagSearch: ' .. (err.message or vim.inspect(err)))
       return
     end
-    local items = M.qf_items(result and result.chunks)
+    local lsp = require('ragls.lsp')
+    local items = M.qf_items(result and result.chunks, lsp.is_multi_root(lsp.get_client(nil, false)))
     vim.fn.setqflist({}, ' ', { title = 'RagSearch: ' .. query, items = items })
     if #items == 0 then
       vim.notify('[ragls] RagSearch: no results for ' .. query, vim.log.levels.WARN)
@@ -155,6 +174,10 @@ function M.status_lines(st, client)
     table.sort(parts)
     table.insert(lines, 'Skipped: ' .. table.concat(parts, ', '))
   end
+  local lsp = require('ragls.lsp')
+  if client and lsp.is_multi_root(client) and type(st.folders) ~= 'table' then
+    table.insert(lines, string.format('Note: %d folders sent, but this server (protocol %s) indexes only the first', #lsp.folders(client), tostring(st.protocolVersion or 1)))
+  end
   if type(st.lexical) == 'table' and type(st.dense) == 'table' then
     table.insert(lines, string.format('Vectors: lexical %s/%s, dense %s/%s', tostring(st.lexical.done), tostring(st.lexical.total), tostring(st.dense.done), tostring(st.dense.total)))
   end
@@ -225,8 +248,36 @@ function M.trust(path)
   end)
 end
 
+--- :RagAddFolder [dir] / :RagRemoveFolder dir: one more (or one less) folder for the ragls server
+--- of the current buffer (default: the current buffer's directory); the server indexes it in the
+--- background and searches it with the others.
+function M.change_folder(dir, added)
+  local lsp = require('ragls.lsp')
+  if not dir or dir == '' then
+    dir = vim.fn.expand('%:p:h')
+  end
+  local client = lsp.get_client(nil, false)
+  local why = lsp.change_folder(client, dir, added)
+  if why then
+    err_msg((added and 'RagAddFolder: ' or 'RagRemoveFolder: ') .. why)
+    return
+  end
+  local names = {}
+  for _, f in ipairs(lsp.folders(client)) do
+    table.insert(names, f.name)
+  end
+  vim.notify('[ragls] workspace folders: ' .. table.concat(names, ', '))
+  util.fire('RaglsFoldersChanged', { client_id = client.id, folders = names })
+end
+
 function M.register()
   local cmd = vim.api.nvim_create_user_command
+  cmd('RagAddFolder', function(a)
+    M.change_folder(a.args, true)
+  end, { nargs = '?', complete = 'dir', desc = 'ragls: index and search one more folder with this workspace' })
+  cmd('RagRemoveFolder', function(a)
+    M.change_folder(a.args, false)
+  end, { nargs = 1, complete = 'dir', desc = 'ragls: stop searching a folder of this workspace' })
   cmd('RagSearch', function(a)
     M.search(a.args)
   end, { nargs = '+', desc = 'ragls: search the workspace index into the quickfix list' })

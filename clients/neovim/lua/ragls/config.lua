@@ -49,6 +49,9 @@ M.defaults = {
   cmd_env = nil,
   root_markers = nil, -- nil = M.default_root_markers
   root_dir = nil, -- string or fun(path: string, bufnr: integer): string|nil
+  -- string[] or fun(root: string): string[]: more folders the same server indexes and searches
+  -- with the root (a multi-root workspace, protocol 3); nil = the root alone
+  workspace_folders = nil,
   filetypes = nil, -- nil = every filetype (and buffers without one)
   autostart = true,
   attach_mode = nil, -- nil = by version; 'config' | 'start' | 'start_client' to force one
@@ -118,6 +121,9 @@ function M.build(opts)
   if opts.filetypes then
     merged.filetypes = opts.filetypes
   end
+  if opts.workspace_folders then
+    merged.workspace_folders = opts.workspace_folders
+  end
   merged.root_markers = merged.root_markers or vim.deepcopy(M.default_root_markers)
   return merged
 end
@@ -174,6 +180,45 @@ function M.find_root(path, opts, bufnr)
   return nil
 end
 
+--- An option that is a list, one string, or fun(root) returning either: as a list (or nil).
+local function list_for_root(v, root)
+  if type(v) == 'function' then
+    v = v(root)
+  end
+  if type(v) == 'string' then
+    v = { v }
+  end
+  return v
+end
+
+--- An LSP WorkspaceFolder for a directory, named by its base name (the server labels results
+--- `name/path` in a multi-root workspace and makes equal names unique itself).
+function M.folder(dir)
+  dir = util.normalize(dir)
+  local name = vim.fn.fnamemodify(dir, ':t')
+  return { uri = vim.uri_from_fname(dir), name = name ~= '' and name or dir }
+end
+
+--- The workspace folders sent at initialize for a root: the root first, then the existing
+--- directories of the `workspace_folders` option, each once.
+function M.workspace_folders(root, opts)
+  opts = opts or M.get()
+  local dirs = { root }
+  local extra = list_for_root(opts.workspace_folders, root)
+  for _, d in ipairs(type(extra) == 'table' and extra or {}) do
+    table.insert(dirs, vim.fn.expand(d))
+  end
+  local seen, out = {}, {}
+  for _, d in ipairs(dirs) do
+    local n = util.normalize(d)
+    if n and n ~= '' and not seen[n] and util.is_dir(n) then
+      seen[n] = true
+      table.insert(out, M.folder(n))
+    end
+  end
+  return out
+end
+
 --- Root for a buffer, or nil when the buffer is not a file of a workspace.
 function M.buf_root(bufnr, opts)
   opts = opts or M.get()
@@ -198,13 +243,7 @@ M.workspace_programs = { '.venv/bin/ragls', 'venv/bin/ragls', '.venv/Scripts/rag
 --- Order: `cmd` from setup(); a workspace program when the user trusts the folder; `ragls` on PATH.
 function M.server(root, opts)
   opts = opts or M.get()
-  local cmd = opts.cmd
-  if type(cmd) == 'function' then
-    cmd = cmd(root)
-  end
-  if type(cmd) == 'string' then
-    cmd = { cmd }
-  end
+  local cmd = list_for_root(opts.cmd, root)
   if cmd and #cmd > 0 then
     return { cmd = vim.deepcopy(cmd), source = 'setup', why = 'cmd from setup()' }
   end

@@ -68,6 +68,10 @@ local function retrieve_params(query, opts)
   if opts.languages then
     params.languages = opts.languages
   end
+  if opts.folders then
+    -- protocol 3: only these workspace folders (names or URIs)
+    params.folders = opts.folders
+  end
   return params
 end
 

@@ -113,6 +113,78 @@ local function on_init(opts)
   end
 end
 
+--- Replaces the folders of an initialize request in place (the client keeps the same table as
+--- `client.workspace_folders`): the root, then the `workspace_folders` option, named by base name.
+--- Runs in every start path, including vim.lsp.enable() on 0.11, whose folders come from root_dir.
+local function before_init(opts)
+  return function(params, cfg)
+    local root = cfg and cfg.root_dir
+    if type(params.workspaceFolders) ~= 'table' or not root then
+      return
+    end
+    local folders = config.workspace_folders(root, config.get())
+    if #folders == 0 then
+      return
+    end
+    for i = #params.workspaceFolders, 1, -1 do
+      params.workspaceFolders[i] = nil
+    end
+    for i, f in ipairs(folders) do
+      params.workspaceFolders[i] = f
+    end
+    if opts.before_init then
+      opts.before_init(params, cfg)
+    end
+  end
+end
+
+--- The folders a client serves (what it sent at initialize plus later changes).
+function M.folders(client)
+  return client and type(client.workspace_folders) == 'table' and client.workspace_folders or {}
+end
+
+--- 2+ folders: the server labels each result `folder/path` (protocol 3).
+function M.is_multi_root(client)
+  return #M.folders(client) >= 2
+end
+
+--- Adds (`added` true) or removes a folder of a running client: workspace/didChangeWorkspaceFolders,
+--- which a protocol-3 server follows (indexes the new folder, stops searching a removed one).
+--- Returns nil, or why nothing was sent.
+function M.change_folder(client, dir, added)
+  if not client or util.is_stopped(client) then
+    return 'no ragls server is running'
+  end
+  dir = util.normalize(vim.fn.expand(dir))
+  if added and not util.is_dir(dir) then
+    return dir .. ' is not a directory'
+  end
+  local folder = config.folder(dir)
+  local folders = client.workspace_folders or {}
+  local at
+  for i, f in ipairs(folders) do
+    if f.uri == folder.uri then
+      at = i
+    end
+  end
+  if added and at then
+    return dir .. ' is already a folder of this workspace'
+  elseif not added and not at then
+    return dir .. ' is not a folder of this workspace'
+  end
+  local event = { added = {}, removed = {} }
+  if added then
+    event.added = { folder }
+    table.insert(folders, folder)
+  else
+    event.removed = { folders[at] }
+    table.remove(folders, at)
+  end
+  client.workspace_folders = folders
+  util.notify(client, 'workspace/didChangeWorkspaceFolders', { event = event })
+  return nil
+end
+
 local function on_exit(opts)
   return function(code, signal, client_id)
     vim.schedule(function()
@@ -133,7 +205,8 @@ function M.client_config(root, opts)
     cmd = config.resolve_cmd(root, opts),
     cmd_env = opts.cmd_env,
     root_dir = root,
-    workspace_folders = { { uri = vim.uri_from_fname(root), name = root } },
+    workspace_folders = config.workspace_folders(root, opts),
+    before_init = before_init(opts),
     init_options = config.init_options(opts),
     settings = config.settings_payload(opts),
     capabilities = M.capabilities(opts),
@@ -301,6 +374,7 @@ function M.setup(opts)
       handlers = base.handlers,
       on_init = base.on_init,
       on_exit = base.on_exit,
+      before_init = base.before_init,
       on_attach = opts.on_attach,
       workspace_required = true,
     }

@@ -87,6 +87,12 @@ function M.view(s)
   end
   table.insert(t, files)
   table.insert(t, 'Chunks: ' .. num(s.chunks))
+  local folders = type(s.folders) == 'table' and s.folders or {}
+  if #folders >= 2 then
+    for _, f in ipairs(folders) do
+      table.insert(t, M.folder_line(f))
+    end
+  end
   local emb = type(s.embedder) == 'table' and s.embedder or {}
   if present(emb.provider) or present(emb.model) then
     local dim = (tonumber(emb.dimension) or 0) > 0 and (', ' .. tostring(emb.dimension) .. '-d') or ''
@@ -111,6 +117,29 @@ function M.view(s)
     table.insert(t, 'Server: ragls ' .. tostring(s.version))
   end
   return { icon = icon, text = text, tooltip = t }
+end
+
+--- One folder of a multi-root workspace (protocol 3; docs/clients/status.md, tooltip line 5).
+function M.folder_line(f)
+  if present(f.nestedIn) then
+    return string.format('Folder %s: inside %s', tostring(f.name), tostring(f.nestedIn))
+  end
+  local line = string.format(
+    'Folder %s: %s (%s), %s/%s files',
+    tostring(f.name),
+    tostring(f.state),
+    tostring(f.phase),
+    num(f.filesIndexed),
+    num(f.filesTotal)
+  )
+  if (tonumber(f.filesFailed) or 0) > 0 then
+    line = line .. ', ' .. num(f.filesFailed) .. ' failed'
+  end
+  line = line .. ', ' .. num(f.chunks) .. ' chunks'
+  if present(f.message) then
+    line = line .. '; ' .. tostring(f.message)
+  end
+  return line
 end
 
 local function glyph(icons, icon)

@@ -34,15 +34,21 @@ export function contextBlocks(context: string | null | undefined): ContextBlock[
   return out;
 }
 
-/** The chunks in the context, in the context's order (each chunk at most once). */
+/**
+ * The chunks in the context, in the context's order (each chunk at most once). In a workspace of
+ * 2+ folders the server writes a block's file as `folder/path` (protocol 3); that form is tried
+ * first, then the plain folder-relative path of a single-folder workspace.
+ */
 export function chunksInContext(context: string | null | undefined, chunks: readonly Chunk[]): Chunk[] {
   const left = [...chunks];
   const out: Chunk[] = [];
   for (const b of contextBlocks(context)) {
-    const i = left.findIndex((c) => {
+    const sameLines = (c: Chunk) => {
       const span = lineSpan(c.range);
-      return c.path === b.path && span.first === b.first && span.last === b.last;
-    });
+      return span.first === b.first && span.last === b.last;
+    };
+    let i = left.findIndex((c) => !!c.folder && `${c.folder}/${c.path}` === b.path && sameLines(c));
+    if (i < 0) i = left.findIndex((c) => c.path === b.path && sameLines(c));
     if (i >= 0) out.push(...left.splice(i, 1));
   }
   return out;

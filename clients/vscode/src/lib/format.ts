@@ -17,9 +17,17 @@ export function prependContext(context: string | undefined | null, prompt: strin
   return `${ctx}\n\n${prompt}`;
 }
 
-/** `billing/invoice.py:22-25` */
-export function chunkLocationLabel(chunk: Chunk): string {
-  return `${chunk.path}:${linesLabel(chunk.range)}`;
+/**
+ * The chunk's path as the user reads it: `folder/path` in a workspace of 2+ folders when the
+ * server names the chunk's folder (protocol 3), the folder-relative `path` otherwise.
+ */
+export function chunkPath(chunk: Chunk, multiRoot = false): string {
+  return multiRoot && chunk.folder ? `${chunk.folder}/${chunk.path}` : chunk.path;
+}
+
+/** `billing/invoice.py:22-25` (`api/billing/invoice.py:22-25` in a multi-root workspace). */
+export function chunkLocationLabel(chunk: Chunk, multiRoot = false): string {
+  return `${chunkPath(chunk, multiRoot)}:${linesLabel(chunk.range)}`;
 }
 
 const KIND_ICONS: Record<string, string> = {
@@ -49,7 +57,7 @@ export interface HitLabel {
 }
 
 /** Label, description and detail of a hit for a quick pick. */
-export function hitLabel(chunk: Chunk): HitLabel {
+export function hitLabel(chunk: Chunk, multiRoot = false): HitLabel {
   const name = chunk.symbol || basename(chunk.path);
   const firstLine =
     chunk.content
@@ -59,7 +67,7 @@ export function hitLabel(chunk: Chunk): HitLabel {
   const preview = firstLine.length > 100 ? `${firstLine.slice(0, 99)}…` : firstLine;
   return {
     label: `$(${kindIcon(chunk.kind)}) ${name}`,
-    description: chunkLocationLabel(chunk),
+    description: chunkLocationLabel(chunk, multiRoot),
     detail: `${chunk.kind} · ${chunk.language} · score ${formatScore(chunk.score)}${preview ? ` · ${preview}` : ''}`,
   };
 }
@@ -70,10 +78,10 @@ export function formatScore(score: number): string {
 }
 
 /** One markdown line per hit for `@rag /search`. */
-export function searchResultLines(chunks: Chunk[]): string[] {
+export function searchResultLines(chunks: Chunk[], multiRoot = false): string[] {
   return chunks.map((c, i) => {
     const sym = c.symbol ? `\`${c.symbol}\` ` : '';
-    return `${i + 1}. ${sym}${escapeMarkdown(chunkLocationLabel(c))} (${c.kind}, ${c.language}, score ${formatScore(c.score)})`;
+    return `${i + 1}. ${sym}${escapeMarkdown(chunkLocationLabel(c, multiRoot))} (${c.kind}, ${c.language}, score ${formatScore(c.score)})`;
   });
 }
 
@@ -83,7 +91,8 @@ export function escapeMarkdown(text: string): string {
 
 /** Summary after copying a context block. */
 export function copiedSummary(context: string, chunks: Chunk[]): string {
-  const files = new Set(chunks.map((c) => c.path)).size;
+  // By URI: two folders may hold the same relative path.
+  const files = new Set(chunks.map((c) => c.uri)).size;
   const blocks = (context.match(/<code_context\b/g) ?? []).length;
   return `Copied <rag_context> with ${blocks} chunk${blocks === 1 ? '' : 's'} from ${files} file${files === 1 ? '' : 's'} (${context.length} characters).`;
 }

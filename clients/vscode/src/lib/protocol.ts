@@ -28,6 +28,8 @@ export interface RetrieveParams {
   maxChars?: number;
   paths?: string[];
   languages?: string[];
+  /** Protocol 3: search only these folders (names or URIs); omitted, all folders. */
+  folders?: string[];
 }
 
 export interface Chunk {
@@ -39,6 +41,9 @@ export interface Chunk {
   language: string;
   score: number;
   content: string;
+  /** Protocol 3: the name of the workspace folder the chunk comes from (`path` is relative to it). */
+  folder?: string | null;
+  folderUri?: string | null;
 }
 
 export interface RetrieveResult {
@@ -54,6 +59,26 @@ export interface RetrieveResult {
 export type IndexState = 'indexing' | 'ready' | 'error';
 export type IndexPhase = 'starting' | 'discovering' | 'lexical' | 'dense' | 'idle' | 'waiting' | 'paused' | 'error';
 
+/** Protocol 3: one workspace folder's part of an IndexStatus. */
+export interface FolderStatus {
+  name: string;
+  uri: string;
+  path?: string;
+  state: IndexState | string;
+  phase: IndexPhase | string;
+  filesTotal: number;
+  filesIndexed: number;
+  filesFailed: number;
+  chunks: number;
+  lexical?: { done: number; total: number };
+  dense?: { done: number; total: number };
+  errors?: { path: string; message: string; time?: string }[];
+  message?: string | null;
+  /** The folder that covers this one: it is not indexed on its own (its counters are 0). */
+  nestedIn?: string | null;
+}
+
+/** Top-level counters are totals over all folders; `folders` (protocol 3) has one entry per folder. */
 export interface IndexStatus {
   state: IndexState;
   phase: IndexPhase | string;
@@ -76,6 +101,7 @@ export interface IndexStatus {
   message?: string | null;
   warnings?: string[];
   watching?: boolean;
+  folders?: FolderStatus[];
 }
 
 export interface ReindexParams {
@@ -108,6 +134,17 @@ export interface WorkDoneProgressEnd {
 }
 
 export type WorkDoneProgressValue = WorkDoneProgressBegin | WorkDoneProgressReport | WorkDoneProgressEnd;
+
+/**
+ * Whether the server follows `workspace/didChangeWorkspaceFolders` (protocol 3 advertises
+ * `workspace.workspaceFolders.changeNotifications`); an older server must be restarted instead.
+ */
+export function followsFolderChanges(capabilities: unknown): boolean {
+  const folders = (capabilities as { workspace?: { workspaceFolders?: { changeNotifications?: unknown } } } | undefined)?.workspace
+    ?.workspaceFolders;
+  const notify = folders?.changeNotifications;
+  return notify === true || (typeof notify === 'string' && notify.length > 0);
+}
 
 /** Keys of the `ragls` settings section that only the client uses; never sent to the server. */
 export const CLIENT_ONLY_KEYS: readonly string[] = ['server', 'chat', 'trace'];

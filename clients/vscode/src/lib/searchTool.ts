@@ -13,6 +13,7 @@ export interface SearchToolInput {
   topK?: number;
   paths?: string[];
   languages?: string[];
+  folders?: string[];
 }
 
 const MAX_LIST = 50;
@@ -44,6 +45,8 @@ export function searchToolParams(
   if (paths) params.paths = paths;
   const languages = stringList(i.languages, 'languages');
   if (languages) params.languages = languages.map((l) => l.toLowerCase());
+  const folders = stringList(i.folders, 'folders');
+  if (folders) params.folders = folders;
   return params;
 }
 
@@ -53,7 +56,11 @@ export function searchToolText(result: RetrieveResult, params: RetrieveParams): 
   if (failure) return `ragls could not search the index: ${failure}`;
   const degraded = degradedNote(result);
   if (result.context) return degraded ? `${result.context}\n\n(${degraded})` : result.context;
-  const filters = [params.paths?.length ? `paths ${params.paths.join(', ')}` : '', params.languages?.length ? `languages ${params.languages.join(', ')}` : '']
+  const filters = [
+    params.paths?.length ? `paths ${params.paths.join(', ')}` : '',
+    params.languages?.length ? `languages ${params.languages.join(', ')}` : '',
+    params.folders?.length ? `folders ${params.folders.join(', ')}` : '',
+  ]
     .filter(Boolean)
     .join(' and ');
   if (result.chunks.length) {

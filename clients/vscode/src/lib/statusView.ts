@@ -3,7 +3,7 @@
  * icon, text and tooltip lines. The same table of cases (tests/fixtures/status-cases.json)
  * runs here, in JetBrains' StatusView and in Neovim's status.view. No `vscode` import.
  */
-import type { IndexStatus } from './protocol';
+import type { FolderStatus, IndexStatus } from './protocol';
 
 export type StatusIcon = 'indexing' | 'ready' | 'warning' | 'error';
 
@@ -48,6 +48,8 @@ function tooltipLines(st: IndexStatus): string[] {
       (st.filesSkipped ? `, ${formatNumber(st.filesSkipped)} skipped` : ''),
   );
   lines.push(`Chunks: ${formatNumber(st.chunks ?? 0)}`);
+  const folders = st.folders ?? [];
+  if (folders.length >= 2) lines.push(...folders.map(folderLine));
   const emb = st.embedder;
   if (emb && (emb.provider || emb.model)) {
     lines.push(`Embedder: ${emb.provider ?? ''} / ${emb.model ?? ''}` + (emb.dimension ? `, ${emb.dimension}-d` : ''));
@@ -62,6 +64,17 @@ function tooltipLines(st: IndexStatus): string[] {
   }
   if (st.version) lines.push(`Server: ragls ${st.version}`);
   return lines;
+}
+
+/** One folder of a multi-root workspace (docs/clients/status.md, tooltip line 5). */
+export function folderLine(f: FolderStatus): string {
+  if (f.nestedIn) return `Folder ${f.name}: inside ${f.nestedIn}`;
+  return (
+    `Folder ${f.name}: ${f.state} (${f.phase}), ${formatNumber(f.filesIndexed ?? 0)}/${formatNumber(f.filesTotal ?? 0)} files` +
+    (f.filesFailed ? `, ${formatNumber(f.filesFailed)} failed` : '') +
+    `, ${formatNumber(f.chunks ?? 0)} chunks` +
+    (f.message ? `; ${f.message}` : '')
+  );
 }
 
 /** The codicon of each icon (status bar text). */

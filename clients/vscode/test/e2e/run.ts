@@ -8,7 +8,9 @@
  *   - asks `@rag` and checks the prompt the model received starts with the real
  *     <rag_context> holding Invoice.compute_total,
  *   - `@rag /search`, `RAG: Search Workspace`, `RAG: Copy Context for Query`, the status menu
- *     and `RAG: Restart Server`.
+ *     and `RAG: Restart Server`,
+ *   - then a `.code-workspace` of two folders: the status menu lists both and `@rag` answers
+ *     from the second (issue 16).
  *
  * Prints `e2e: N passed, N failed` last. Missing tools skip the tier, except under
  * CI=true, where they fail it.
@@ -118,6 +120,51 @@ interface HarnessOptions {
    */
   hostileMarker?: string;
   hostileUrl?: string;
+  /** Issue 16: open a `.code-workspace` of two folders (MULTI_ROOT) instead of the fixture. */
+  multiRoot?: boolean;
+}
+
+/**
+ * Issue 16: two small folders; the token and the function only exist in the second one, so an
+ * answer that holds them came from the second folder's index.
+ */
+const MULTI_ROOT = {
+  token: 'QUOKKA_LEDGER_SENTINEL_7731',
+  symbol: 'reconcile_quokka_ledger',
+  path: 'ledger/reconcile.py',
+  query: 'how does reconcile_quokka_ledger match the quokka ledger entries',
+  folders: {
+    alpha: {
+      'inventory/stock.py':
+        'def restock(items, threshold=5):\n    # Reorder every item whose count fell below the threshold.\n' +
+        '    return [i for i in items if i.count < threshold]\n',
+      'README.md': '# alpha\n\nWarehouse inventory helpers.\n',
+    },
+    beta: {
+      'ledger/reconcile.py':
+        'QUOKKA_LEDGER_SENTINEL_7731 = "quokka"\n\n\n' +
+        'def reconcile_quokka_ledger(entries, statement):\n' +
+        '    # Match every quokka ledger entry to a statement line by amount and date.\n' +
+        '    unmatched = [e for e in entries if (e.amount, e.date) not in statement]\n' +
+        '    return QUOKKA_LEDGER_SENTINEL_7731, unmatched\n',
+      'README.md': '# beta\n\nBookkeeping.\n',
+    },
+  } as Record<string, Record<string, string>>,
+};
+
+/** Writes MULTI_ROOT's folders and a `.code-workspace` naming both; returns the workspace file. */
+function writeMultiRoot(): string {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'ragls-e2e-mr-'));
+  for (const [folder, files] of Object.entries(MULTI_ROOT.folders)) {
+    for (const [rel, text] of Object.entries(files)) {
+      const p = path.join(dir, folder, rel);
+      fs.mkdirSync(path.dirname(p), { recursive: true });
+      fs.writeFileSync(p, text);
+    }
+  }
+  const file = path.join(dir, 'two.code-workspace');
+  fs.writeFileSync(file, JSON.stringify({ folders: Object.keys(MULTI_ROOT.folders).map((f) => ({ path: f })) }, null, 2));
+  return file;
 }
 
 class Harness {
@@ -170,11 +217,11 @@ class Harness {
   }
 
   async setup(): Promise<void> {
-    this.workspace = copyFixture('ragls-e2e-ws-');
+    this.workspace = this.options.multiRoot ? writeMultiRoot() : copyFixture('ragls-e2e-ws-');
     fs.mkdirSync(path.join(this.userData, 'User'), { recursive: true });
     fs.mkdirSync(this.extensions, { recursive: true });
     fs.mkdirSync(ARTIFACTS, { recursive: true });
-    if (!this.options.serverOnLoginPath) {
+    if (!this.options.serverOnLoginPath && !this.options.multiRoot) {
       for (const f of fs.readdirSync(ARTIFACTS)) if (f.endsWith('.png')) fs.rmSync(path.join(ARTIFACTS, f));
     }
 
@@ -303,7 +350,7 @@ class Harness {
       }
     }
     // Keep the logs next to the screenshots.
-    const logs = path.join(ARTIFACTS, this.options.serverOnLoginPath ? 'logs-login-path' : 'logs');
+    const logs = path.join(ARTIFACTS, this.options.serverOnLoginPath ? 'logs-login-path' : this.options.multiRoot ? 'logs-multi-root' : 'logs');
     fs.rmSync(logs, { recursive: true, force: true });
     fs.mkdirSync(logs, { recursive: true });
     for (const f of [this.csLog, this.echoOut]) {
@@ -388,6 +435,34 @@ class Harness {
     await this.page.keyboard.press('Enter');
   }
 
+  /**
+   * Send `@rag <question>` with the echo model picked and return the request the model got.
+   * The chat view resolves provider models lazily on a fresh profile: up to two retries.
+   */
+  async askRag(question: string): Promise<{ messages: { role: number; text: string }[]; last: string }> {
+    for (let attempt = 1; ; attempt++) {
+      const before = this.echoRequests().length;
+      const picked = await this.selectEchoModel();
+      log(`echo model selected in the picker: ${picked}`);
+      await this.sendChat(`@rag ${question}`);
+      const got = await waitUntil(
+        'the echo model to be called',
+        async () => {
+          const reqs = this.echoRequests();
+          if (reqs.length > before) return reqs[reqs.length - 1];
+          const text = await this.lastResponseText();
+          if (/Language model unavailable|No language model/i.test(text)) return null;
+          return undefined;
+        },
+        60_000,
+      );
+      if (got !== null) return got;
+      assert(attempt < 3, 'the chat view never had a language model');
+      log('chat had no model yet; retrying');
+      await sleep(1000);
+    }
+  }
+
   /** Text of the last chat response in the chat list. */
   async lastResponseText(): Promise<string> {
     const rows = this.page.locator('.interactive-item-container.interactive-response');
@@ -465,7 +540,8 @@ async function openAndWaitReady(h: Harness, prefix: string): Promise<boolean> {
   const page = h.page;
   const seen = new Set<string>();
     await step(h, `${prefix}workbench loads with the workspace`, async () => {
-      await page.goto(`http://127.0.0.1:${h.port}/?folder=${encodeURIComponent(h.workspace)}`);
+      const open = h.workspace.endsWith('.code-workspace') ? 'workspace' : 'folder';
+      await page.goto(`http://127.0.0.1:${h.port}/?${open}=${encodeURIComponent(h.workspace)}`);
       await page.locator('.monaco-workbench').waitFor({ state: 'visible', timeout: 90_000 });
       await page.locator('.explorer-folders-view, .explorer-viewlet').first().waitFor({ state: 'visible', timeout: 60_000 });
     });
@@ -489,7 +565,7 @@ async function openAndWaitReady(h: Harness, prefix: string): Promise<boolean> {
       assert(chunks > 0, `expected chunks > 0 in "${label}"`);
       const text = await h.statusItem().innerText();
       assert(/RAG [\d,]+ chunks/.test(text), `status text "${text}"`);
-      await h.screenshot(`${prefix ? 'login-path-' : ''}status-ready`);
+      await h.screenshot(`${prefix ? `${prefix.replace(/\W+/g, '-').replace(/^-|-$/g, '').toLowerCase()}-` : ''}status-ready`);
     });
 
 }
@@ -541,46 +617,17 @@ async function main(): Promise<number> {
     if (ready) {
       await step(h, '@rag sends <rag_context> + prompt to the model and streams the answer', async () => {
         await h.openChat();
-        let attempt = 0;
-        let contextLines = '';
-        let allInvoiceLines: string[] = [];
-        for (;;) {
-          attempt++;
-          const before = h.echoRequests().length;
-          const picked = await h.selectEchoModel();
-          log(`echo model selected in the picker: ${picked}`);
-          await h.sendChat(`@rag ${QUERY}`);
-          const got = await waitUntil(
-            'the echo model to be called',
-            async () => {
-              const reqs = h.echoRequests();
-              if (reqs.length > before) return reqs[reqs.length - 1];
-              const text = await h.lastResponseText();
-              if (/Language model unavailable|No language model/i.test(text)) return null;
-              return undefined;
-            },
-            60_000,
-          );
-          if (got === null) {
-            // The chat view resolves provider models lazily on a fresh profile; one retry.
-            assert(attempt < 3, 'the chat view never had a language model');
-            log('chat had no model yet; retrying');
-            await sleep(1000);
-            continue;
-          }
-          const prompt = got.last;
-          allInvoiceLines = [...prompt.matchAll(new RegExp(`<code_context file="${escapeRegExp(EXPECTED_PATH)}" lines="(\\d+-\\d+)"`, 'g'))].map((m) => m[1]);
-          contextLines = new RegExp(`<code_context file="${escapeRegExp(EXPECTED_PATH)}" lines="(\\d+-\\d+)" symbol="${escapeRegExp(EXPECTED_SYMBOL)}">`).exec(prompt)?.[1] ?? '';
-          assert(prompt.startsWith('<rag_context>\n'), `prompt does not start with <rag_context>:\n${prompt.slice(0, 300)}`);
-          assert(
-            new RegExp(`<code_context file="${escapeRegExp(EXPECTED_PATH)}" lines="\\d+-\\d+" symbol="${escapeRegExp(EXPECTED_SYMBOL)}">`).test(prompt),
-            `no ${EXPECTED_SYMBOL} block in the context:\n${prompt.slice(0, 600)}`,
-          );
-          assert(prompt.includes('def compute_total'), 'the context holds the function source');
-          assert(prompt.includes('</rag_context>\n\n'), 'the context block is closed before the prompt');
-          assert(prompt.endsWith(QUERY), `prompt does not end with the question: ...${prompt.slice(-120)}`);
-          break;
-        }
+        const prompt = (await h.askRag(QUERY)).last;
+        const allInvoiceLines = [...prompt.matchAll(new RegExp(`<code_context file="${escapeRegExp(EXPECTED_PATH)}" lines="(\\d+-\\d+)"`, 'g'))].map((m) => m[1]);
+        const contextLines = new RegExp(`<code_context file="${escapeRegExp(EXPECTED_PATH)}" lines="(\\d+-\\d+)" symbol="${escapeRegExp(EXPECTED_SYMBOL)}">`).exec(prompt)?.[1] ?? '';
+        assert(prompt.startsWith('<rag_context>\n'), `prompt does not start with <rag_context>:\n${prompt.slice(0, 300)}`);
+        assert(
+          new RegExp(`<code_context file="${escapeRegExp(EXPECTED_PATH)}" lines="\\d+-\\d+" symbol="${escapeRegExp(EXPECTED_SYMBOL)}">`).test(prompt),
+          `no ${EXPECTED_SYMBOL} block in the context:\n${prompt.slice(0, 600)}`,
+        );
+        assert(prompt.includes('def compute_total'), 'the context holds the function source');
+        assert(prompt.includes('</rag_context>\n\n'), 'the context block is closed before the prompt');
+        assert(prompt.endsWith(QUERY), `prompt does not end with the question: ...${prompt.slice(-120)}`);
         const text = await waitUntil(
           'the streamed answer in the chat view',
           async () => {
@@ -745,6 +792,7 @@ async function main(): Promise<number> {
 
   await h.teardown(results.some((r) => !r.ok));
   await loginPathRun();
+  await multiRootRun();
   const failed = results.some((r) => !r.ok);
   log(`artefacts in ${ARTIFACTS}`);
   printSummary();
@@ -793,6 +841,75 @@ async function loginPathRun(): Promise<void> {
   await h.teardown(results.some((r) => !r.ok));
   listener.close();
   fs.rmSync(marker, { force: true });
+}
+
+/**
+ * Issue 16: a `.code-workspace` of two folders. The status menu lists both folders, and `@rag`
+ * answers from the second one: its unique token and function reach the model under
+ * `beta/ledger/reconcile.py`, and the answer's context line names that path.
+ */
+async function multiRootRun(): Promise<void> {
+  const h = new Harness({ multiRoot: true });
+  const start = Date.now();
+  try {
+    await h.setup();
+  } catch (e) {
+    results.push({ name: 'multi-root: set-up', ok: false, ms: Date.now() - start, error: String(e) });
+    await h.teardown(true);
+    return;
+  }
+  const page = h.page;
+  const ready = await openAndWaitReady(h, 'multi-root: ');
+  if (ready) {
+    await step(h, 'multi-root: the status menu lists both folders', async () => {
+      const menu = async (): Promise<string> => {
+        await h.statusItem().click();
+        const rows = page.locator('.quick-input-list .monaco-list-row');
+        await rows.filter({ hasText: 'State: ' }).first().waitFor({ state: 'visible' });
+        return (await rows.allInnerTexts()).join('\n');
+      };
+      // Both folders' lines come with the server's status; the second may finish a moment later.
+      let text = '';
+      const deadline = Date.now() + 60_000;
+      for (;;) {
+        text = await menu();
+        if (/Folder alpha: ready/.test(text) && /Folder beta: ready/.test(text)) break;
+        if (Date.now() > deadline) {
+          await h.screenshot('multi-root-status-menu');
+          await page.keyboard.press('Escape');
+          throw new Error(`the status menu does not list alpha and beta as ready:\n${text}`);
+        }
+        await page.keyboard.press('Escape');
+        await sleep(1000);
+      }
+      await h.screenshot('multi-root-status-menu');
+      await page.keyboard.press('Escape');
+    });
+
+    await step(h, 'multi-root: @rag answers from the second folder (beta/...)', async () => {
+      await h.openChat();
+      const prompt = (await h.askRag(MULTI_ROOT.query)).last;
+      const header = new RegExp(`<code_context file="beta/${escapeRegExp(MULTI_ROOT.path)}" lines="(\\d+)-(\\d+)" symbol="${MULTI_ROOT.symbol}">`);
+      const m = header.exec(prompt);
+      assert(m, `the model did not get beta/${MULTI_ROOT.path} (${MULTI_ROOT.symbol}):\n${prompt.slice(0, 800)}`);
+      assert(prompt.includes(MULTI_ROOT.token), `the second folder's token is not in the prompt:\n${prompt.slice(0, 800)}`);
+      const answer = await waitUntil(
+        'the answer',
+        async () => {
+          const t = await h.lastResponseText();
+          return t.includes('ECHO-END') ? t : undefined;
+        },
+        30_000,
+      );
+      assert(answer.includes(MULTI_ROOT.token), 'the answer shows the echoed context with the token');
+      const contextLine = answer.split('\n').find((l) => l.startsWith('Context (')) ?? '';
+      log(`context line: ${contextLine}`);
+      const named = new RegExp(`${MULTI_ROOT.symbol} beta/ledger/\\s*reconcile\\.py\\D{0,3}${m[1]}-${m[2]}`);
+      assert(named.test(contextLine), `the context line does not read "${MULTI_ROOT.symbol} beta/${MULTI_ROOT.path}:${m[1]}-${m[2]}":\n${contextLine}`);
+      await h.screenshot('multi-root-chat');
+    });
+  }
+  await h.teardown(results.some((r) => !r.ok));
 }
 
 main().then(

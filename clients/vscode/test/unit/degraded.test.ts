@@ -51,7 +51,7 @@ describe('embedding provider down', { skip: available ? false : `ragls not found
     if (tmp) fs.rmSync(tmp, { recursive: true, force: true });
   });
 
-  test('initialize reports protocol version 2', () => {
+  test('initialize reports protocol version 3', () => {
     assert.deepEqual(init.capabilities.experimental, { ragls: { protocolVersion: 3 } });
   });
 

@@ -3,6 +3,7 @@ import { test } from 'node:test';
 import {
   MAX_QUERY_CHARS,
   chunkLocationLabel,
+  chunkPath,
   copiedSummary,
   degradedNote,
   escapeMarkdown,
@@ -105,4 +106,22 @@ test('degraded results (protocol 2 warnings, or a protocol-1 error with chunks) 
   const failed = { context: '', chunks: [], tookMs: 0, error: 'retrieval failed: store down', warnings: [] };
   assert.equal(retrievalFailure(failed), 'retrieval failed: store down');
   assert.equal(degradedNote(failed), undefined);
+});
+
+test('multi-root (protocol 3): labels read folder/path, single folder and version 2 stay plain', () => {
+  const inWeb: Chunk = { ...chunk, folder: 'web', folderUri: 'file:///ws/web', uri: 'file:///ws/web/billing/invoice.py' };
+  assert.equal(chunkPath(inWeb, true), 'web/billing/invoice.py');
+  assert.equal(chunkPath(inWeb, false), 'billing/invoice.py', 'one folder: the path as before');
+  assert.equal(chunkPath(chunk, true), 'billing/invoice.py', 'a version-2 chunk has no folder');
+  assert.equal(chunkPath({ ...chunk, folder: null }, true), 'billing/invoice.py');
+  assert.equal(chunkLocationLabel(inWeb, true), 'web/billing/invoice.py:22-25');
+  assert.equal(hitLabel(inWeb, true).description, 'web/billing/invoice.py:22-25');
+  assert.equal(hitLabel(inWeb).description, 'billing/invoice.py:22-25');
+  const inApi: Chunk = { ...inWeb, folder: 'api_v2', uri: 'file:///ws/api_v2/billing/invoice.py' };
+  assert.deepEqual(searchResultLines([inWeb, inApi], true), [
+    '1. `Invoice.compute_total` web/billing/invoice.py:22-25 (method, python, score 0.831)',
+    '2. `Invoice.compute_total` api\\_v2/billing/invoice.py:22-25 (method, python, score 0.831)',
+  ]);
+  // The same relative path in two folders is two files.
+  assert.match(copiedSummary(context, [inWeb, inApi]), /from 2 files/);
 });

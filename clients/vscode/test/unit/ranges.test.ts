@@ -67,3 +67,21 @@ test('references follow the context: its blocks, in its order, only chunks the m
   assert.deepEqual(chunksInContext('', [a, b]), []);
   assert.deepEqual(chunksInContext(undefined, [a]), []);
 });
+
+test('multi-root (protocol 3): blocks written folder/path match the chunk of that folder', () => {
+  // Two folders hold the same relative path; a third chunk's folder-relative path equals the
+  // other's `folder/path`. Each block must find its own chunk.
+  const api = { ...chunk('src/util.py', 1, 5, 'f'), folder: 'api', uri: 'file:///ws/api/src/util.py' };
+  const web = { ...chunk('src/util.py', 1, 5, 'f'), folder: 'web', uri: 'file:///ws/web/src/util.py' };
+  const nested = { ...chunk('web/src/util.py', 1, 5, 'f'), folder: 'api', uri: 'file:///ws/api/web/src/util.py' };
+  const context =
+    '<rag_context>\n' +
+    '<code_context file="web/src/util.py" lines="1-5" symbol="f">\nx\n</code_context>\n' +
+    '<code_context file="api/web/src/util.py" lines="1-5" symbol="f">\nx\n</code_context>\n' +
+    '<code_context file="api/src/util.py" lines="1-5" symbol="f">\nx\n</code_context>\n' +
+    '</rag_context>';
+  assert.deepEqual(chunksInContext(context, [api, nested, web]), [web, nested, api]);
+  // A version-2 server: no folder on the chunks, plain paths in the context.
+  const old = chunk('src/util.py', 1, 5, 'f');
+  assert.deepEqual(chunksInContext('<code_context file="src/util.py" lines="1-5" symbol="f">\n', [old]), [old]);
+});

@@ -15,6 +15,8 @@ test('tool input -> rag/retrieve params, with errors a model can act on', () => 
     languages: ['python'],
   });
   assert.deepEqual(searchToolParams({ query: 'q', topK: null, paths: [] }, { topK: 4 }), { query: 'q', topK: 4 });
+  assert.deepEqual(searchToolParams({ query: 'q', folders: [' web ', ''] }, undefined), { query: 'q', folders: ['web'] });
+  assert.throws(() => searchToolParams({ query: 'q', folders: 'web' }, undefined), /folders must be a list of strings/);
   assert.throws(() => searchToolParams({}, undefined), /query must be a non-empty string/);
   assert.throws(() => searchToolParams({ query: '  ' }, undefined), /query/);
   assert.throws(() => searchToolParams(undefined, undefined), /query/);
@@ -29,6 +31,7 @@ test('tool result text: the context, or why there is none', () => {
   assert.equal(searchToolText({ context: '<rag_context>\nx\n</rag_context>', chunks: [], tookMs: 1 }, params), '<rag_context>\nx\n</rag_context>');
   assert.match(searchToolText({ context: '', chunks: [], tookMs: 1, error: 'store down' }, params), /could not search the index: store down/);
   assert.match(searchToolText({ context: '', chunks: [], tookMs: 1 }, { query: 'q', paths: ['src/**'] }), /No indexed code matches "q" within paths src\/\*\*/);
+  assert.match(searchToolText({ context: '', chunks: [], tookMs: 1 }, { query: 'q', folders: ['web'] }), /within folders web/);
 });
 
 test('package.json contributes the tool as #ragls with a schema matching the params', () => {
@@ -37,7 +40,7 @@ test('package.json contributes the tool as #ragls with a schema matching the par
   assert.ok(tool, 'ragls_search is contributed');
   assert.equal(tool.toolReferenceName, 'ragls');
   assert.equal(tool.canBeReferencedInPrompt, true);
-  assert.deepEqual(Object.keys(tool.inputSchema.properties).sort(), ['languages', 'paths', 'query', 'topK']);
+  assert.deepEqual(Object.keys(tool.inputSchema.properties).sort(), ['folders', 'languages', 'paths', 'query', 'topK']);
   assert.deepEqual(tool.inputSchema.required, ['query']);
   assert.ok(tool.modelDescription.length > 200, 'a description written for a model');
   assert.ok(pkg.contributes.chatParticipants.some((p: { id: string }) => p.id === 'ragls.rag'), '@rag stays');

@@ -11,7 +11,7 @@ import * as path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { prependContext } from '../../src/lib/format';
 import { searchToolParams, searchToolText } from '../../src/lib/searchTool';
-import type { IndexStatus, RetrieveResult } from '../../src/lib/protocol';
+import { followsFolderChanges, type IndexStatus, type RetrieveResult } from '../../src/lib/protocol';
 import { RaglsTestClient } from '../support/lspClient';
 import { EXPECTED_PATH, EXPECTED_SYMBOL, IS_CI, QUERY, copyFixture, isExecutable, serverEnv, serverPath } from '../support/env';
 
@@ -46,6 +46,10 @@ describe('real ragls server over vscode-jsonrpc', { skip: available ? false : `r
 
   test('initialize answers with capabilities', () => {
     assert.equal(typeof init.capabilities, 'object');
+  });
+
+  test('the server follows workspace folder changes (protocol 3): no restart on a folder change', () => {
+    assert.equal(followsFolderChanges(init.capabilities), true, JSON.stringify(init.capabilities.workspace));
   });
 
   test('rag/indexStatus reaches ready', async () => {

@@ -4,7 +4,8 @@ import type { IndexStatus } from '../../src/lib/protocol';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { StatusModel, parseCounts, statusDetails } from '../../src/lib/status';
-import { CODICONS, indexView } from '../../src/lib/statusView';
+import { CODICONS, folderLine, indexView } from '../../src/lib/statusView';
+import { followsFolderChanges } from '../../src/lib/protocol';
 import { REPO_ROOT } from '../support/env';
 
 function status(over: Partial<IndexStatus> = {}): IndexStatus {
@@ -121,9 +122,18 @@ test('restarting the server clears the stale status', () => {
   assert.equal(m.view().state, 'starting');
 });
 
-test('the shared status case table (tests/fixtures/status-cases.json)', () => {
-  const table = JSON.parse(fs.readFileSync(path.join(REPO_ROOT, 'tests', 'fixtures', 'status-cases.json'), 'utf8'));
-  assert.ok(table.cases.length >= 10);
+for (const [file, min] of [
+  ['status-cases.json', 10],
+  ['status-folder-cases.json', 4],
+] as const) {
+  test(`the shared status case table (tests/fixtures/${file})`, () => {
+    const table = JSON.parse(fs.readFileSync(path.join(REPO_ROOT, 'tests', 'fixtures', file), 'utf8'));
+    assert.ok(table.cases.length >= min);
+    runCases(table);
+  });
+}
+
+function runCases(table: { base: IndexStatus; cases: { name: string; status: Partial<IndexStatus>; icon: string; text: string; tooltip: string[] }[] }): void {
   for (const c of table.cases) {
     const st = { ...table.base, ...c.status } as IndexStatus;
     assert.deepEqual(indexView(st), { icon: c.icon, text: c.text, tooltip: c.tooltip }, c.name);
@@ -134,8 +144,42 @@ test('the shared status case table (tests/fixtures/status-cases.json)', () => {
     assert.equal(m.view().text, `${CODICONS[c.icon as keyof typeof CODICONS]} RAG ${c.text}`, c.name);
     assert.deepEqual(m.view().details, c.tooltip, c.name);
   }
+}
+
+test('status details of an old server', () => {
   assert.deepEqual(statusDetails(undefined), []);
   // Unknown/missing optional fields of an older server are tolerated.
   const minimal = statusDetails({ state: 'ready', phase: 'idle', filesTotal: 0, filesIndexed: 0, filesFailed: 0, filesSkipped: 0, chunks: 0 });
   assert.deepEqual(minimal, ['State: ready (idle)', 'Files: 0/0 indexed', 'Chunks: 0']);
+});
+
+test('multi-root: totals in the status bar, one detail line per folder', () => {
+  const m = new StatusModel();
+  m.setLifecycle('running');
+  const folder = { state: 'ready', phase: 'idle', filesTotal: 2, filesIndexed: 2, filesFailed: 0, chunks: 7 };
+  m.applyStatus(
+    status({
+      protocolVersion: 3,
+      chunks: 1234,
+      folders: [
+        { ...folder, name: 'alpha', uri: 'file:///ws/alpha', chunks: 1227 },
+        { ...folder, name: 'beta', uri: 'file:///ws/beta' },
+      ],
+    }),
+  );
+  const v = m.view();
+  assert.equal(v.text, '$(database) RAG 1,234 chunks');
+  assert.deepEqual(
+    v.details.filter((l) => l.startsWith('Folder ')),
+    ['Folder alpha: ready (idle), 2/2 files, 1,227 chunks', 'Folder beta: ready (idle), 2/2 files, 7 chunks'],
+  );
+  assert.equal(folderLine({ ...folder, name: 'lib', uri: 'file:///ws/alpha/lib', nestedIn: 'alpha' }), 'Folder lib: inside alpha');
+});
+
+test('followsFolderChanges reads the server capability (protocol 3), not an old server', () => {
+  assert.equal(followsFolderChanges({ workspace: { workspaceFolders: { supported: true, changeNotifications: true } } }), true);
+  assert.equal(followsFolderChanges({ workspace: { workspaceFolders: { supported: true, changeNotifications: 'id-1' } } }), true);
+  assert.equal(followsFolderChanges({ workspace: { workspaceFolders: { supported: true } } }), false);
+  assert.equal(followsFolderChanges({ textDocumentSync: 1 }), false);
+  assert.equal(followsFolderChanges(undefined), false);
 });

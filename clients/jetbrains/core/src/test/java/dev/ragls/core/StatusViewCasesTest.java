@@ -18,19 +18,31 @@ import java.util.Map;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-/** The shared status case table (tests/fixtures/status-cases.json), as VS Code and Neovim run it. */
+/**
+ * The shared status case tables (tests/fixtures/status-cases.json and, for multi-root
+ * workspaces, status-folder-cases.json), as VS Code and Neovim run them.
+ */
 class StatusViewCasesTest {
-    static Path table() {
+    static Path table(String file) {
         String fixture = System.getenv("RAGLS_FIXTURE");
-        Path fromFixture = fixture == null ? null : Path.of(fixture).getParent().resolve("status-cases.json");
-        return fromFixture != null && Files.isRegularFile(fromFixture) ? fromFixture : Path.of("../../tests/fixtures/status-cases.json");
+        Path fromFixture = fixture == null ? null : Path.of(fixture).getParent().resolve(file);
+        return fromFixture != null && Files.isRegularFile(fromFixture) ? fromFixture : Path.of("../../tests/fixtures/" + file);
     }
 
     @Test
     void everyCase() throws Exception {
-        Map<String, Object> t = Json.parseObject(Files.readString(table(), StandardCharsets.UTF_8));
+        run("status-cases.json", 10);
+    }
+
+    @Test
+    void everyMultiRootCase() throws Exception {
+        run("status-folder-cases.json", 4);
+    }
+
+    private static void run(String file, int min) throws Exception {
+        Map<String, Object> t = Json.parseObject(Files.readString(table(file), StandardCharsets.UTF_8));
         List<Object> cases = Json.getList(t, "cases");
-        assertTrue(cases.size() >= 10, "cases: " + cases.size());
+        assertTrue(cases.size() >= min, "cases: " + cases.size());
         for (Object o : cases) {
             Map<String, Object> c = Json.asObject(o);
             String name = Json.getString(c, "name", "?");

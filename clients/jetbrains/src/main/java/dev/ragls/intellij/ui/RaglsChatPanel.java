@@ -19,6 +19,7 @@ import dev.ragls.core.chat.ChatException;
 import dev.ragls.core.chat.OpenAiChatClient;
 import dev.ragls.core.chat.RagChat;
 import dev.ragls.core.protocol.Chunk;
+import dev.ragls.core.protocol.IndexStatus;
 import dev.ragls.intellij.RaglsProjectService;
 import dev.ragls.intellij.actions.ContextCopier;
 import dev.ragls.intellij.settings.RaglsApiKeyStore;
@@ -191,6 +192,9 @@ public final class RaglsChatPanel extends JPanel implements Disposable {
 
     private void render() {
         StringBuilder html = new StringBuilder("<html><body>");
+        // 2+ workspace folders (protocol 3): sources read folder/path.
+        IndexStatus status = service.status().status();
+        boolean multiRoot = status != null && status.isMultiRoot();
         if (turns.isEmpty()) {
             html.append("<p style='color:gray'>Messages get the most relevant parts of this project (from ragls) "
                     + "in front, as a &lt;rag_context&gt; block. Chat endpoint and model: Settings | Tools | ragls.</p>");
@@ -214,7 +218,7 @@ public final class RaglsChatPanel extends JPanel implements Disposable {
                 for (int i = 0; i < vt.sources.size(); i++) {
                     Chunk c = vt.sources.get(i);
                     html.append(i == 0 ? "" : ", ").append("<a href='src:").append(t).append(':').append(i).append("'>")
-                            .append(text(c.fileLine())).append("</a>");
+                            .append(text(c.fileLine(multiRoot))).append("</a>");
                 }
                 html.append("</p>");
             }
@@ -248,6 +252,9 @@ public final class RaglsChatPanel extends JPanel implements Disposable {
         try {
             Chunk c = turns.get(Integer.parseInt(parts[1])).sources.get(Integer.parseInt(parts[2]));
             VirtualFile vf = VirtualFileManager.getInstance().findFileByUrl(c.uri());
+            if (vf == null && c.folderUri() != null && !c.folderUri().isEmpty()) {
+                vf = VirtualFileManager.getInstance().findFileByUrl(c.folderUri() + "/" + c.path());
+            }
             if (vf == null && project.getBasePath() != null) {
                 vf = LocalFileSystem.getInstance().findFileByPath(project.getBasePath() + "/" + c.path());
             }

@@ -43,12 +43,16 @@ public final class RagContext {
         return rest.startsWith("\n\n") ? rest.substring(2) : rest.stripLeading();
     }
 
-    /** Distinct {@code file:line} sources in rank order. */
+    /**
+     * Distinct {@code file:line} sources in rank order. A file is told by its URI: two folders of a
+     * multi-root workspace may hold the same relative path.
+     */
     public static List<Chunk> sources(List<Chunk> chunks) {
         List<Chunk> out = new ArrayList<>();
         Set<String> seen = new LinkedHashSet<>();
         for (Chunk c : chunks) {
-            if (seen.add(c.fileLine())) {
+            String file = c.uri() == null || c.uri().isEmpty() ? c.path() : c.uri();
+            if (seen.add(file + ":" + c.firstLine())) {
                 out.add(c);
             }
         }
@@ -57,9 +61,14 @@ public final class RagContext {
 
     /** {@code Sources: billing/invoice.py:22, web/src/session.ts:3} (plain text form). */
     public static String sourcesLine(List<Chunk> chunks) {
+        return sourcesLine(chunks, false);
+    }
+
+    /** The same, with {@code folder/path} in a workspace of 2+ folders. */
+    public static String sourcesLine(List<Chunk> chunks, boolean multiRoot) {
         List<String> parts = new ArrayList<>();
         for (Chunk c : sources(chunks)) {
-            parts.add(c.fileLine());
+            parts.add(c.fileLine(multiRoot));
         }
         return parts.isEmpty() ? "" : "Sources: " + String.join(", ", parts);
     }

@@ -7,13 +7,17 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 
-/** Result of {@code rag/indexStatus} and params of {@code rag/statusChanged}. */
+/**
+ * Result of {@code rag/indexStatus} and params of {@code rag/statusChanged}. The counters are
+ * totals over all workspace folders; {@code folders} (protocol 3, empty from older servers) has
+ * one entry per folder.
+ */
 public record IndexStatus(String state, String phase, long filesTotal, long filesIndexed,
                           long filesFailed, long filesSkipped, Map<String, Long> skippedByReason,
                           long chunks, Progress lexical, Progress dense, String lastIndexedAt,
                           Embedder embedder, Store store, Cache cache, List<IndexError> errors,
                           String workspace, String version, String message, List<String> warnings,
-                          long protocolVersion, boolean watching) {
+                          long protocolVersion, boolean watching, List<FolderStatus> folders) {
 
     public static final String INDEXING = "indexing";
     public static final String READY = "ready";
@@ -52,6 +56,35 @@ public record IndexStatus(String state, String phase, long filesTotal, long file
         }
     }
 
+    /** One workspace folder (protocol 3); {@code nestedIn} names the open folder that covers it. */
+    public record FolderStatus(String name, String uri, String path, String state, String phase,
+                               long filesTotal, long filesIndexed, long filesFailed, long chunks,
+                               List<IndexError> errors, String message, String nestedIn) {
+        static FolderStatus fromJson(Map<String, Object> m) {
+            return new FolderStatus(
+                    Json.getString(m, "name", ""),
+                    Json.getString(m, "uri", ""),
+                    Json.getString(m, "path", ""),
+                    Json.getString(m, "state", ""),
+                    Json.getString(m, "phase", ""),
+                    Json.getLong(m, "filesTotal", 0),
+                    Json.getLong(m, "filesIndexed", 0),
+                    Json.getLong(m, "filesFailed", 0),
+                    Json.getLong(m, "chunks", 0),
+                    parseErrors(m),
+                    Json.getString(m, "message", null),
+                    Json.getString(m, "nestedIn", null));
+        }
+    }
+
+    private static List<IndexError> parseErrors(Map<String, Object> m) {
+        List<IndexError> errors = new ArrayList<>();
+        for (Object o : Json.getList(m, "errors")) {
+            errors.add(IndexError.fromJson(Json.asObject(o)));
+        }
+        return List.copyOf(errors);
+    }
+
     public static IndexStatus fromJson(Map<String, Object> m) {
         Map<String, Long> skipped = new LinkedHashMap<>();
         for (Map.Entry<String, Object> e : Json.getObject(m, "skippedByReason").entrySet()) {
@@ -59,9 +92,9 @@ public record IndexStatus(String state, String phase, long filesTotal, long file
                 skipped.put(e.getKey(), ((Number) e.getValue()).longValue());
             }
         }
-        List<IndexError> errors = new ArrayList<>();
-        for (Object o : Json.getList(m, "errors")) {
-            errors.add(IndexError.fromJson(Json.asObject(o)));
+        List<FolderStatus> folders = new ArrayList<>();
+        for (Object o : Json.getList(m, "folders")) {
+            folders.add(FolderStatus.fromJson(Json.asObject(o)));
         }
         return new IndexStatus(
                 Json.getString(m, "state", ""),
@@ -78,13 +111,19 @@ public record IndexStatus(String state, String phase, long filesTotal, long file
                 Embedder.fromJson(Json.getObject(m, "embedder")),
                 Store.fromJson(Json.getObject(m, "store")),
                 Cache.fromJson(Json.getObject(m, "cache")),
-                List.copyOf(errors),
+                parseErrors(m),
                 Json.getString(m, "workspace", ""),
                 Json.getString(m, "version", ""),
                 Json.getString(m, "message", null),
                 RetrieveResult.strings(Json.getList(m, "warnings")),
                 Json.getLong(m, "protocolVersion", 1),
-                Json.getBoolean(m, "watching", false));
+                Json.getBoolean(m, "watching", false),
+                List.copyOf(folders));
+    }
+
+    /** 2+ folders: results are labelled {@code folder/path} and the tooltip lists each folder. */
+    public boolean isMultiRoot() {
+        return folders.size() >= 2;
     }
 
     public boolean isReady() {

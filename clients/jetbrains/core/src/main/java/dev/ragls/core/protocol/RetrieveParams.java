@@ -6,9 +6,12 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 
-/** Params of {@code rag/retrieve}. Null fields are left out so the server's defaults apply. */
+/**
+ * Params of {@code rag/retrieve}. Null fields are left out so the server's defaults apply.
+ * {@code folders} (protocol 3): search only these workspace folders, by name or URI.
+ */
 public record RetrieveParams(String query, Integer topK, Integer maxChars, List<String> paths,
-                             List<String> languages) implements JsonWritable {
+                             List<String> languages, List<String> folders) implements JsonWritable {
 
     public static final int MAX_QUERY_CHARS = 4000;
 
@@ -18,8 +21,13 @@ public record RetrieveParams(String query, Integer topK, Integer maxChars, List<
         }
     }
 
+    public RetrieveParams(String query, Integer topK, Integer maxChars, List<String> paths,
+                          List<String> languages) {
+        this(query, topK, maxChars, paths, languages, null);
+    }
+
     public static RetrieveParams of(String query, Integer topK, Integer maxChars) {
-        return new RetrieveParams(clampQuery(query), topK, maxChars, null, null);
+        return new RetrieveParams(clampQuery(query), topK, maxChars, null, null, null);
     }
 
     /** The server accepts at most 4000 characters; longer chat messages are cut for the search. */
@@ -43,6 +51,9 @@ public record RetrieveParams(String query, Integer topK, Integer maxChars, List<
         }
         if (languages != null && !languages.isEmpty()) {
             m.put("languages", languages);
+        }
+        if (folders != null && !folders.isEmpty()) {
+            m.put("folders", folders);
         }
         return m;
     }

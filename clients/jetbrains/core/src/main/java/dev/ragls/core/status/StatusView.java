@@ -56,6 +56,11 @@ public record StatusView(String icon, String text, List<String> tooltip) {
         }
         out.add(files);
         out.add("Chunks: " + StatusText.number(s.chunks()));
+        if (s.isMultiRoot()) {
+            for (IndexStatus.FolderStatus f : s.folders()) {
+                out.add(folderLine(f));
+            }
+        }
         IndexStatus.Embedder e = s.embedder();
         if (present(e.provider()) || present(e.model())) {
             out.add("Embedder: " + e.provider() + " / " + e.model() + (e.dimension() > 0 ? ", " + e.dimension() + "-d" : ""));
@@ -77,6 +82,23 @@ public record StatusView(String icon, String text, List<String> tooltip) {
             out.add("Server: ragls " + s.version());
         }
         return List.copyOf(out);
+    }
+
+    /** One folder of a multi-root workspace (docs/clients/status.md, tooltip line 5). */
+    public static String folderLine(IndexStatus.FolderStatus f) {
+        if (present(f.nestedIn())) {
+            return "Folder " + f.name() + ": inside " + f.nestedIn();
+        }
+        String line = "Folder " + f.name() + ": " + f.state() + " (" + f.phase() + "), "
+                + StatusText.number(f.filesIndexed()) + "/" + StatusText.number(f.filesTotal()) + " files";
+        if (f.filesFailed() > 0) {
+            line += ", " + StatusText.number(f.filesFailed()) + " failed";
+        }
+        line += ", " + StatusText.number(f.chunks()) + " chunks";
+        if (present(f.message())) {
+            line += "; " + f.message();
+        }
+        return line;
     }
 
     /** The status-bar glyph of an icon (docs/clients/status.md). */

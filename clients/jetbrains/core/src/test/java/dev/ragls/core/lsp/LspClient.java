@@ -237,13 +237,26 @@ public final class LspClient implements AutoCloseable {
     /** Sends {@code initialize} for {@code root}, then {@code initialized}; returns the InitializeResult. */
     public Map<String, Object> initialize(Path root, Object initializationOptions, Duration timeout)
             throws LspException, InterruptedException {
-        String uri = root.toUri().toString();
+        return initialize(List.of(root), initializationOptions, timeout);
+    }
+
+    /**
+     * {@code initialize} with these workspace folders, as LSP4IJ sends a project's base directories:
+     * each named by its directory name, {@code rootUri} only when there is one.
+     */
+    public Map<String, Object> initialize(List<Path> roots, Object initializationOptions, Duration timeout)
+            throws LspException, InterruptedException {
+        List<Object> folders = new ArrayList<>();
+        for (Path r : roots) {
+            folders.add(Json.obj("uri", r.toUri().toString(), "name", r.getFileName() == null ? "root" : r.getFileName().toString()));
+        }
+        Path root = roots.get(0);
         Map<String, Object> params = Json.obj(
                 "processId", ProcessHandle.current().pid(),
                 "clientInfo", Json.obj("name", "ragls-jetbrains-core", "version", "0.1.0"),
-                "rootUri", uri,
-                "rootPath", root.toString(),
-                "workspaceFolders", List.of(Json.obj("uri", uri, "name", root.getFileName() == null ? "root" : root.getFileName().toString())),
+                "rootUri", roots.size() == 1 ? root.toUri().toString() : null,
+                "rootPath", roots.size() == 1 ? root.toString() : null,
+                "workspaceFolders", folders,
                 "capabilities", defaultCapabilities());
         if (initializationOptions != null) {
             params.put("initializationOptions", initializationOptions);
