@@ -125,7 +125,7 @@ def compile_globs(globs: list[str]) -> pathspec.PathSpec:
         if g.startswith("/") or re.match(r"^[A-Za-z]:[\\/]", g) or ".." in g.replace("\\", "/").split("/"):
             raise QueryError(f"paths: {g!r} must be a workspace-relative glob without '..'")
     try:
-        return pathspec.PathSpec.from_lines("gitwildmatch", globs)
+        return pathspec.PathSpec.from_lines("gitignore", globs)
     except Exception as exc:  # pathspec raises several types for malformed patterns
         raise QueryError(f"paths: invalid glob: {exc}") from exc
 

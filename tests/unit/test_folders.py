@@ -83,7 +83,7 @@ def test_a_nested_folder_is_searched_as_its_part_of_the_outer_index(tmp_path: Pa
     ]
     assert [(f.name, g) for f, g in fs.plan(None, None)] == [("mono", None)]
     assert [(f.name, g) for f, g in fs.plan(["pkg", "mono"], None)] == [("mono", None)]
-    spec = pathspec.PathSpec.from_lines("gitwildmatch", [under("pkg", "*.py"), under("pkg", "!x/*.py")])
+    spec = pathspec.PathSpec.from_lines("gitignore", [under("pkg", "*.py"), under("pkg", "!x/*.py")])
     assert spec.match_file("pkg/a/b.py") and not spec.match_file("top.py")
 
 
