@@ -18,12 +18,11 @@ import threading
 import time
 from collections import Counter, deque
 from collections.abc import Callable, Iterable
-from concurrent.futures import Future
-from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from enum import StrEnum
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ragls.chunking.model import embedding_text
 from ragls.config import Settings, cache_root
@@ -38,6 +37,9 @@ from ragls.status import embedder_info, store_info
 from ragls.store import PointData, Store, StoreCorrupt, StoreError, StoreFull, open_index
 from ragls.store.manifest import DELETING, DENSE, LEXICAL, FileRecord, Manifest
 from ragls.workspace import IgnoreRules, classify, discover, link_skip
+
+if TYPE_CHECKING:
+    from concurrent.futures import Future
 
 log = logging.getLogger(__name__)
 
@@ -154,6 +156,7 @@ class Indexer:
         embedder: Embedder | None = None,
         after: threading.Event | None = None,
         store_wait: float = 0.0,
+        workers: int | None = None,
     ) -> None:
         self.root = root.resolve()
         self._store_wait = store_wait  # the folder's owner waits for the primary index slot
@@ -198,10 +201,12 @@ class Indexer:
         self.closed = threading.Event()
         self._index_dir: Path | None = None  # the embedded index's folder, watched for replacement
         self._index_ino: int | None = None
-        workers = min(os.cpu_count() or 1, _POOL_MAX_WORKERS)
+        # Lexical worker processes: one per core by default; fewer than 2 means none.
+        workers = workers if workers is not None else min(os.cpu_count() or 1, _POOL_MAX_WORKERS)
         self._pool: PreparePool | None = PreparePool(workers, settings.indexing.nice) if workers > 1 else None
         self.pool_min_files = _POOL_MIN_FILES  # tests lower it to exercise the pool on small folders
         self._redone: set[str] = set()  # indexed by a change while a pooled pass ran
+        self.pooled_passes = 0  # lexical passes prepared by worker processes, for tests and benchmarks
 
     # -- public, thread-safe -----------------------------------------------------------------
     @property
@@ -521,10 +526,13 @@ class Indexer:
     def _index_pooled(self, todo: list[str], handle_jobs: bool) -> bool:
         """Worker processes parse, chunk and tokenize; this thread plans each task (the checks
         that need the index's state) and stores the results in order, a few tasks ahead."""
+        from concurrent.futures.process import BrokenProcessPool
+
         assert self._pool is not None
         s = self.settings
         root = str(self.root)
         self._redone = set()
+        self.pooled_passes += 1
         tasks = (todo[i : i + _POOL_TASK_FILES] for i in range(0, len(todo), _POOL_TASK_FILES))
         inflight: deque[tuple[list[FileJob], Future[list[Prepared]]]] = deque()
         depth = _POOL_DEPTH * self._pool.workers

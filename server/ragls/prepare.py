@@ -8,12 +8,11 @@ writes, which stay in one place."""
 
 from __future__ import annotations
 
-import multiprocessing
 import os
 import uuid
-from concurrent.futures import Future, ProcessPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ragls import lexical
 from ragls.chunking import Chunk, chunk_file
@@ -21,6 +20,9 @@ from ragls.chunking.model import embedding_hash
 from ragls.config import IndexingSettings
 from ragls.secrets import redact
 from ragls.workspace import ReadResult, decode_source, read_source
+
+if TYPE_CHECKING:
+    from concurrent.futures import Future, ProcessPoolExecutor
 
 _CHUNK_NS = uuid.UUID("6f1c2a4e-9a61-4d8e-bb1e-3c1f6c0e5a10")
 
@@ -161,6 +163,9 @@ class PreparePool:
         self, root: str, jobs: list[FileJob], indexing: IndexingSettings, max_bytes: int
     ) -> Future[list[Prepared]]:
         if self._pool is None:
+            import multiprocessing  # here: a server that never runs a large pass never loads it
+            from concurrent.futures import ProcessPoolExecutor
+
             # spawn, not fork: the server has threads (pygls, ONNX, Qdrant) a fork would copy
             # in whatever state they are in.
             self._pool = ProcessPoolExecutor(
@@ -170,10 +175,6 @@ class PreparePool:
                 initargs=(self._nice,),
             )
         return self._pool.submit(prepare_batch, root, jobs, indexing, max_bytes)
-
-    def pids(self) -> list[int]:
-        procs = getattr(self._pool, "_processes", None) or {}
-        return list(procs)
 
     def close(self) -> None:
         if self._pool is not None:
