@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from enum import StrEnum
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from ragls.chunking.model import embedding_text
 from ragls.config import Settings, cache_root
@@ -41,6 +41,8 @@ from ragls.workspace import IgnoreRules, classify, discover, link_skip
 if TYPE_CHECKING:
     from concurrent.futures import Future
 
+    import numpy as np
+
 log = logging.getLogger(__name__)
 
 _LEXICAL_BATCH_FILES = 64
@@ -51,6 +53,7 @@ _POOL_MIN_FILES = 200
 _POOL_TASK_FILES = 16
 _POOL_DEPTH = 2
 _POOL_MAX_WORKERS = 8
+_FLUSH_EVERY_S = 60.0  # during the dense backfill
 _DENSE_WINDOW = 256  # chunks sorted by length together, to waste little padding
 _MAX_ERRORS = 50
 
@@ -206,6 +209,7 @@ class Indexer:
         self._pool: PreparePool | None = PreparePool(workers, settings.indexing.nice) if workers > 1 else None
         self.pool_min_files = _POOL_MIN_FILES  # tests lower it to exercise the pool on small folders
         self._redone: set[str] = set()  # indexed by a change while a pooled pass ran
+        self._flushed_at = time.monotonic()
         self.pooled_passes = 0  # lexical passes prepared by worker processes, for tests and benchmarks
 
     # -- public, thread-safe -----------------------------------------------------------------
@@ -522,6 +526,11 @@ class Indexer:
             return self._index_pooled(todo, handle_jobs)
         finally:
             self._pool.close()  # an idle server keeps no worker processes
+            if self.store is not None:
+                # A restart replays what was written since the last flush: after a pass of
+                # 100k points that is seconds of start-up, so the pass ends flushed.
+                self.store.flush()
+                self._flushed_at = time.monotonic()
 
     def _index_pooled(self, todo: list[str], handle_jobs: bool) -> bool:
         """Worker processes parse, chunk and tokenize; this thread plans each task (the checks
@@ -645,6 +654,18 @@ class Indexer:
         """Make the manifest and the store agree after any crash: delete orphan points,
         re-queue files whose points are missing, and find chunks still lacking dense vectors."""
         assert self.store is not None and self.manifest is not None
+        recs = self.records
+        if all(not r.pending_ids and r.status in (LEXICAL, DENSE) for r in recs.values()) and (
+            self.store.count() == recs.chunks
+        ):
+            # A clean stop (no write-ahead left, as many points as the manifest names): skip the
+            # scroll over every point, seconds at 100k. Chunks of lexical files are queued
+            # whole; those embedded before the stop come back from the embedding cache.
+            with self._lock:
+                for path, rec in recs.items():
+                    if rec.status == LEXICAL and rec.chunk_ids:
+                        self.missing_dense[path] = list(rec.chunk_ids)
+            return
         stored = self.store.all_ids()
         known: set[str] = set()
         broken: list[str] = []
@@ -948,6 +969,18 @@ class Indexer:
         hits = {h.id: h.payload for h in self.store.retrieve([i for _, i in window])}
         items = [(p, i, hits[i]) for p, i in window if i in hits]
         items.sort(key=lambda t: len(t[2].get("text", "")))
+        # Vectors already in the embedding cache are stored without embedding: after a clean
+        # warm start every chunk of a lexical file is queued without reading the store.
+        cached = self.cache.get_many([pl["text_hash"] for _, _, pl in items if "text_hash" in pl])
+        if cached:
+            self._store_dense(
+                [t for t in items if t[2].get("text_hash") in cached],
+                [cached[pl["text_hash"]] for _, _, pl in items if pl.get("text_hash") in cached],
+                cache=False,
+            )
+            items = [t for t in items if t[2].get("text_hash") not in cached]
+            if not self._jobs.empty() or self._stop.is_set():
+                return
         emb = self._embedder
         assert emb is not None
         bs = max(1, self.settings.embedder.batch_size)
@@ -970,28 +1003,7 @@ class Indexer:
                 log.info("embedding provider is back; dense indexing resumes")
             self.embeds += len(texts)
             log.debug("embedded %d chunks", len(texts))
-            # The window was read before embedding: a change handled since may have removed ids.
-            live = {i for p, i, _ in part if i in self.missing_dense.get(p, [])}
-            vec_by_id = {i: vecs[k] for k, (_, i, _) in enumerate(part) if i in live}
-            self.cache.put_many({pl["text_hash"]: vecs[k] for k, (_, i, pl) in enumerate(part) if i in live})
-            self.store.set_dense(vec_by_id)
-            done_paths: list[str] = []
-            with self._lock:
-                for p, i, _ in part:
-                    rest = self.missing_dense.get(p)
-                    if rest is None:
-                        continue
-                    if i in rest:
-                        rest.remove(i)
-                    if not rest:
-                        del self.missing_dense[p]
-                        self.failed.pop(p, None)
-                        self._dense_fail_at.pop(p, None)
-                        if p in self.records:
-                            self.records.set_status(p, DENSE)
-                            done_paths.append(p)
-            self.manifest.set_status(done_paths, DENSE)
-            self._on_change()
+            self._store_dense(part, list(vecs), cache=True)
             if not self._jobs.empty() or self._stop.is_set():
                 return  # let queued changes go first; the backfill resumes after
         # Ids that vanished from the store between steps: rewrite those chunks from the file
@@ -1015,6 +1027,36 @@ class Indexer:
             self.phase = Phase.IDLE
             self.last_indexed_at = _now()
             self.store.flush()
+
+    def _store_dense(self, part: list[tuple[str, str, dict[str, Any]]], vecs: list[np.ndarray], cache: bool) -> None:
+        """Store the dense vectors of `part` (path, id, payload) and mark finished files dense."""
+        assert self.store is not None and self.manifest is not None and self.cache is not None
+        # The window was read before embedding: a change handled since may have removed ids.
+        live = {i for p, i, _ in part if i in self.missing_dense.get(p, [])}
+        vec_by_id = {i: vecs[k] for k, (_, i, _) in enumerate(part) if i in live}
+        if cache:
+            self.cache.put_many({pl["text_hash"]: vecs[k] for k, (_, i, pl) in enumerate(part) if i in live})
+        self.store.set_dense(vec_by_id)
+        done_paths: list[str] = []
+        with self._lock:
+            for p, i, _ in part:
+                rest = self.missing_dense.get(p)
+                if rest is None:
+                    continue
+                if i in rest:
+                    rest.remove(i)
+                if not rest:
+                    del self.missing_dense[p]
+                    self.failed.pop(p, None)
+                    self._dense_fail_at.pop(p, None)
+                    if p in self.records:
+                        self.records.set_status(p, DENSE)
+                        done_paths.append(p)
+        self.manifest.set_status(done_paths, DENSE)
+        if time.monotonic() - self._flushed_at > _FLUSH_EVERY_S:
+            self.store.flush()  # keeps the write-ahead log a restart replays short
+            self._flushed_at = time.monotonic()
+        self._on_change()
 
     def _dense_failed(self, paths: list[str], exc: Exception) -> None:
         was_open = self.breaker.is_open
