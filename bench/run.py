@@ -191,6 +191,7 @@ async def cold_index(
     marks: dict[str, float] = {}
     lexical_lat: list[float] = []
     status_lat: list[float] = []
+    slow: list[tuple[float, float, str]] = []  # (ms, seconds from initialized, request): the worst go in the report
     recall_found: dict[str, float] = {}
     dense_lat: list[float] = []
     dense_took: list[float] = []
@@ -219,6 +220,7 @@ async def cold_index(
                 ms, r = await client.retrieve(probe.query)
                 now = time.monotonic()
                 lexical_lat.append(ms)
+                slow.append((ms, now - t0, "retrieve"))
                 if "any_result" not in marks and r.get("chunks"):
                     marks["any_result"] = now
                 if probe.found_in(r):
@@ -235,6 +237,7 @@ async def cold_index(
             for probe in list(todo):
                 ms, r = await client.retrieve(probe.query)
                 lexical_lat.append(ms)
+                slow.append((ms, time.monotonic() - t0, "retrieve"))
                 if probe.found_in(r):
                     recall_found[probe.query] = time.monotonic()
                     todo.remove(probe)
@@ -278,6 +281,7 @@ async def cold_index(
             st = await client.status()
             status_lat.append((time.perf_counter() - t_req) * 1000)
             now = time.monotonic()
+            slow.append((status_lat[-1], now - t0, "status"))
             on_status(now, st)
             if now - last_dump > 30:
                 dump_progress(now)
@@ -344,6 +348,9 @@ async def cold_index(
     res["probes"] = {"first": asdict(ws.probe_first), "last": asdict(ws.probe_last)}
     res["retrieve_lexical_ms"] = summary(lexical_lat)
     res["status_ms"] = summary(status_lat)
+    res["slowest_requests"] = [
+        {"ms": round(ms, 1), "at_s": round(at, 2), "request": kind} for ms, at, kind in sorted(slow, reverse=True)[:15]
+    ]
     res["initialize_s"] = round(srv.t_init - srv.t_spawn, 3)
     res["server_workers"] = srv.workers_peak
     if ws.recall_probes:

@@ -54,7 +54,8 @@ _POOL_MIN_FILES = 200
 _POOL_TASK_FILES = 16
 _POOL_DEPTH = 2
 _POOL_MAX_WORKERS = 8
-_FLUSH_EVERY_S = 60.0
+_FLUSH_LEXICAL_S = 10.0  # store flushes: during a lexical pass ...
+_FLUSH_DENSE_S = 60.0  # ... and during the dense backfill (fewer, smaller writes)
 _SWITCH_INTERVAL_S = 0.001  # during the dense backfill
 _DENSE_WINDOW = 256  # chunks sorted by length together, to waste little padding
 _MAX_ERRORS = 50
@@ -533,11 +534,7 @@ class Indexer:
             return self._index_pooled(todo, handle_jobs)
         finally:
             self._pool.close()  # an idle server keeps no worker processes
-            if self.store is not None:
-                # A restart replays what was written since the last flush: after a pass of
-                # 100k points that is seconds of start-up, so the pass ends flushed.
-                self.store.flush()
-                self._flushed_at = time.monotonic()
+            self._maybe_flush(0.0)  # the pass ends flushed
 
     def _index_pooled(self, todo: list[str], handle_jobs: bool) -> bool:
         """Worker processes parse, chunk and tokenize; this thread plans each task (the checks
@@ -940,6 +937,7 @@ class Indexer:
                     else:
                         self.missing_dense.pop(rec.path, None)
             self.batches += 1
+            self._maybe_flush(_FLUSH_LEXICAL_S)
 
     def _fail(self, rel: str, message: str) -> None:
         self._error(rel, message)
@@ -1060,10 +1058,16 @@ class Indexer:
                         self.records.set_status(p, DENSE)
                         done_paths.append(p)
         self.manifest.set_status(done_paths, DENSE)
-        if time.monotonic() - self._flushed_at > _FLUSH_EVERY_S:
-            self.store.flush()  # keeps the write-ahead log a restart replays short
-            self._flushed_at = time.monotonic()
+        self._maybe_flush(_FLUSH_DENSE_S)
         self._on_change()
+
+    def _maybe_flush(self, every: float) -> None:
+        """Flush the store when `every` seconds passed since the last flush: a restart replays
+        the write-ahead log written since (seconds after a 100k-point pass), and a flush blocks
+        searches for as long as it takes, so many small ones beat one large one."""
+        if self.store is not None and time.monotonic() - self._flushed_at > every:
+            self.store.flush()
+            self._flushed_at = time.monotonic()
 
     def _dense_failed(self, paths: list[str], exc: Exception) -> None:
         was_open = self.breaker.is_open
