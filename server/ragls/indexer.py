@@ -211,7 +211,7 @@ class Indexer:
         workers = workers if workers is not None else min(os.cpu_count() or 1, _POOL_MAX_WORKERS)
         self._pool: PreparePool | None = PreparePool(workers, settings.indexing.nice) if workers > 1 else None
         self.pool_min_files = _POOL_MIN_FILES  # tests lower it to exercise the pool on small folders
-        self._redone: set[str] = set()  # indexed by a change while a pooled pass ran
+        self._redone: set[str] | None = None  # indexed by a change while a pooled pass runs
         self._flushed_at = time.monotonic()
         self.pooled_passes = 0  # lexical passes prepared by worker processes, for tests and benchmarks
 
@@ -533,7 +533,8 @@ class Indexer:
         try:
             return self._index_pooled(todo, handle_jobs)
         finally:
-            self._pool.close()  # an idle server keeps no worker processes
+            if self._pool is not None:  # None: a worker died, the pass went on in this thread
+                self._pool.close()  # an idle server keeps no worker processes
             self._maybe_flush(0.0)  # the pass ends flushed
 
     def _index_pooled(self, todo: list[str], handle_jobs: bool) -> bool:
@@ -568,13 +569,14 @@ class Indexer:
                     rest += [r for t in tasks for r in t]
                     inflight.clear()
                     return self._index_many(rest, handle_jobs)
-                self._apply([(j, p) for j, p in zip(jobs, results, strict=True) if p.rel not in self._redone])
+                redone = self._redone or set()
+                self._apply([(j, p) for j, p in zip(jobs, results, strict=True) if p.rel not in redone])
                 if not self._between_batches(handle_jobs):
                     return False
         finally:
             for _, fut in inflight:
                 fut.cancel()
-            self._redone = set()
+            self._redone = None
 
     def _between_batches(self, handle_jobs: bool) -> bool:
         self._on_change()
@@ -767,7 +769,8 @@ class Indexer:
                 gone.append(rel)
                 gone.extend(p for p in self.records if p.startswith(prefix))
         self._remove([p for p in gone if p in self.records])
-        self._redone.update(todo, gone)  # a pooled pass in flight must not overwrite these
+        if self._redone is not None:  # a pooled pass in flight must not overwrite these
+            self._redone.update(todo, gone)
         with self._lock:
             for p in gone:
                 self.failed.pop(p, None)

@@ -127,3 +127,36 @@ def test_record_counters_follow_every_change() -> None:
     assert (recs.lexical, recs.dense, recs.chunks) == _recount(recs) == (1, 1, 1)
     recs.clear()
     assert (recs.lexical, recs.dense, recs.chunks) == (0, 0, 0)
+
+
+def test_clean_restart_mid_backfill_embeds_nothing_twice(tmp_path: Path) -> None:
+    """A restart after a clean stop skips the store scan (the manifest and the store agree);
+    chunks embedded before the stop come back from the embedding cache, not the model."""
+    ws = tmp_path / "ws"
+    _workspace(ws, 12)
+    settings = Settings.model_validate({"cacheDir": str(tmp_path / "c")})
+    first = Indexer(ws, settings, workers=1)
+    first.start()
+    try:
+        _lexical(first)
+        deadline = time.monotonic() + 60
+        while first.embeds < 8 and first.busy() and time.monotonic() < deadline:
+            time.sleep(0.02)
+    finally:
+        assert first.stop(timeout=60)
+    embedded_before = first.embeds
+    total = first.snapshot().chunks
+    assert embedded_before > 0
+    second = Indexer(ws, settings, workers=1)
+    second.start()
+    try:
+        _lexical(second)
+        deadline = time.monotonic() + 120
+        while second.busy() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        st = second.snapshot()
+        assert st.state == "ready" and st.chunks == total and st.dense.done == st.dense.total
+        assert second.embeds == total - embedded_before  # each chunk embedded exactly once
+        assert second.store is not None and second.store.count() == total
+    finally:
+        second.stop(timeout=30)
