@@ -4,7 +4,12 @@ Pure work without index state, so it runs anywhere: in the indexer thread for a 
 open buffer, a save), in a pool of worker processes for a scan. The lexical pass is CPU-bound
 Python (docs/performance.md, "The lexical pass"): threads would share one core through the
 GIL, processes use all of them, and the indexer thread is left with the store and manifest
-writes, which stay in one place."""
+writes, which stay in one place.
+
+Workers are started with `spawn`, which imports the parent's main module in each worker: a
+program that runs an `Indexer` itself must guard its entry point with
+`if __name__ == "__main__":`, like any multiprocessing program (`ragls`, `python -m ragls`
+and pytest already do)."""
 
 from __future__ import annotations
 
