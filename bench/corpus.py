@@ -217,6 +217,8 @@ class Workspace:
     sample_texts: list[str]  # embedding texts of sampled chunks, for the raw embedder figure
     lexical_only: bool = False
     packages: list[dict[str, str]] = field(default_factory=list)
+    # Identifier probes spread over the whole workspace: lexical recall while it indexes.
+    recall_probes: list[Probe] = field(default_factory=list)
 
 
 NATURAL_QUERIES = [
@@ -314,6 +316,7 @@ def build_workspace(
     os.utime(root / probe_first.path, ns=(new, new))
 
     rng = random.Random(seed)
+    recall = _recall_probes(kept, all_chunks, random.Random(seed), 30, {probe_first.query, probe_last.query})
     sample = rng.sample(all_chunks, min(sample_size, len(all_chunks)))
     by_lang = Counter(c.language for c in all_chunks)
     by_pkg: dict[str, dict[str, int]] = {}
@@ -338,6 +341,7 @@ def build_workspace(
         queries=queries,
         sample_texts=[c.embedding_text() for c in sample],
         lexical_only=size.lexical_only,
+        recall_probes=recall,
         packages=[
             {
                 "name": p.name,
@@ -352,6 +356,27 @@ def build_workspace(
 
 
 _NAME_OK = re.compile(r"^(?=.*(_|[a-z][A-Z]))[A-Za-z][A-Za-z0-9_]{7,40}$")
+
+
+def _recall_probes(
+    kept: list[tuple[str, list]], all_chunks: list, rng: random.Random, n: int, avoid: set[str]
+) -> list[Probe]:  # type: ignore[type-arg]
+    """`n` functions of `_pick_probe`'s kind, from files drawn at random over the workspace."""
+    names = Counter(re.split(r"\.|::", c.symbol)[-1] for c in all_chunks if c.symbol)
+    corpus_text = "\n".join(x.text for x in all_chunks)
+    out: list[Probe] = []
+    for rel, chunks in rng.sample(kept, len(kept)):
+        for c in chunks:
+            if c.kind not in ("function", "method") or not c.symbol:
+                continue
+            name = re.split(r"\.|::", c.symbol)[-1]
+            if name in avoid or names[name] != 1 or not _NAME_OK.match(name) or corpus_text.count(name) > 3:
+                continue
+            out.append(Probe(rel, c.symbol, name))
+            break
+        if len(out) >= n:
+            break
+    return out
 
 
 def _pick_probe(kept: list[tuple[str, list]], all_chunks: list, from_end: bool) -> Probe:  # type: ignore[type-arg]

@@ -175,6 +175,22 @@ def proc_status(pid: int) -> dict[str, int]:
     return out
 
 
+def children_rss(pid: int) -> int:
+    """Sum of the RSS of a process's children (the server's lexical worker processes), bytes."""
+    total = 0
+    kids: list[int] = []
+    try:
+        tasks = os.listdir(f"/proc/{pid}/task")
+    except OSError:
+        return 0
+    for t in tasks:  # a child belongs to the thread that started it
+        with contextlib.suppress(OSError), open(f"/proc/{pid}/task/{t}/children", encoding="ascii") as fh:
+            kids.extend(int(x) for x in fh.read().split())
+    for k in kids:
+        total += proc_status(k).get("VmRSS", 0)
+    return total
+
+
 def cpu_seconds(pid: int) -> float | None:
     """User + system CPU time the process has used so far."""
     try:

@@ -339,16 +339,20 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--sensitive", action="store_true", help="list only the trust-sensitive keys, one per line")
     p.add_argument("--flat", action="store_true", help="one entry per dotted key (retrieval.topK), as clients use it")
     p.set_defaults(func=cmd_schema)
-    from ragls.evaluation.cli import add_eval_parser
+    args = sys.argv[1:] if argv is None else argv
+    # `eval` and `migrate` import heavy modules (the evaluator, qdrant-client: ~60 % of the
+    # server's start-up when always registered); an editor starting the server waits for none.
+    if {"eval", "migrate", "-h", "--help"} & set(args):
+        from ragls.evaluation.cli import add_eval_parser
 
-    add_eval_parser(sub)
-    try:  # the server-migration command lives with the remote store
-        from ragls.migrate import add_migrate_parser
+        add_eval_parser(sub)
+        try:  # the server-migration command lives with the remote store
+            from ragls.migrate import add_migrate_parser
 
-        add_migrate_parser(sub)
-    except ImportError:
-        pass
-    a = parser.parse_args(argv)
+            add_migrate_parser(sub)
+        except ImportError:
+            pass
+    a = parser.parse_args(args)
     if a.cmd is None:
         from ragls.server import serve
 

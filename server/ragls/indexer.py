@@ -14,35 +14,49 @@ import os
 import queue
 import shutil
 import sqlite3
+import sys
 import threading
 import time
-import uuid
 from collections import Counter, deque
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from enum import StrEnum
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
-from ragls import lexical
-from ragls.chunking import Chunk, chunk_file
 from ragls.chunking.model import embedding_text
 from ragls.config import Settings, cache_root
 from ragls.embedding import Embedder, EmbeddingError, make_embedder
 from ragls.embedding.cache import EmbeddingCache
 from ragls.faults import Backoff, CircuitBreaker, Fault
 from ragls.languages import language_of
+from ragls.prepare import FileJob, Prepared, PreparePool, prepare_file
 from ragls.protocol import CacheInfo, ErrorOut, IndexStatus, Progress
-from ragls.secrets import is_secret_file, redact
+from ragls.secrets import is_secret_file
 from ragls.status import embedder_info, store_info
 from ragls.store import PointData, Store, StoreCorrupt, StoreError, StoreFull, open_index
 from ragls.store.manifest import DELETING, DENSE, LEXICAL, FileRecord, Manifest
-from ragls.workspace import IgnoreRules, ReadResult, classify, decode_source, discover, link_skip, read_source
+from ragls.workspace import IgnoreRules, classify, discover, link_skip
+
+if TYPE_CHECKING:
+    from concurrent.futures import Future
+
+    import numpy as np
 
 log = logging.getLogger(__name__)
 
-_CHUNK_NS = uuid.UUID("6f1c2a4e-9a61-4d8e-bb1e-3c1f6c0e5a10")
 _LEXICAL_BATCH_FILES = 64
+# A pass over at least this many files is prepared by worker processes, in tasks of
+# _POOL_TASK_FILES files, with _POOL_DEPTH tasks per worker in flight; smaller ones (a save, an
+# open buffer) in the indexer thread, where they start at once.
+_POOL_MIN_FILES = 200
+_POOL_TASK_FILES = 16
+_POOL_DEPTH = 2
+_POOL_MAX_WORKERS = 8
+_FLUSH_LEXICAL_S = 10.0  # store flushes: during a lexical pass ...
+_FLUSH_DENSE_S = 60.0  # ... and during the dense backfill (fewer, smaller writes)
+_SWITCH_INTERVAL_S = 0.001  # during the dense backfill
 _DENSE_WINDOW = 256  # chunks sorted by length together, to waste little padding
 _MAX_ERRORS = 50
 
@@ -79,20 +93,64 @@ class _Jobs:
     paths: set[str] = field(default_factory=set)
 
 
-def chunk_id(c: Chunk) -> str:
-    return str(uuid.uuid5(_CHUNK_NS, f"{c.path}\n{c.start_line}\n{c.end_line}\n{c.text_hash}"))
-
-
 def _now() -> str:
     return datetime.now(UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
 
 
-def symbol_names(symbol: str | None) -> list[str]:
-    """Exact-match keys for symbol boosting: the qualified name and each dotted suffix."""
-    if not symbol:
-        return []
-    parts = symbol.replace("::", ".").split(".")
-    return sorted({".".join(parts[i:]).lower() for i in range(len(parts))})
+class Records(dict[str, FileRecord]):
+    """path -> FileRecord, keeping the counts the status reports as records come and go, so
+    a status request costs O(1) instead of a walk over every record while the indexer
+    competes for the GIL. Change a stored record's status or chunk ids only through
+    `set_status` / `set_chunk_ids`."""
+
+    def __init__(self, items: Iterable[tuple[str, FileRecord]] = ()) -> None:
+        super().__init__()
+        self.lexical = self.dense = self.chunks = 0
+        for k, v in items:
+            self[k] = v
+
+    def _count(self, rec: FileRecord, sign: int) -> None:
+        if rec.status in (LEXICAL, DENSE):
+            self.lexical += sign
+            if rec.status == DENSE:
+                self.dense += sign
+        self.chunks += sign * len(rec.chunk_ids)
+
+    def __setitem__(self, key: str, rec: FileRecord) -> None:
+        old = super().get(key)
+        if old is not None:
+            self._count(old, -1)
+        super().__setitem__(key, rec)
+        self._count(rec, 1)
+
+    def __delitem__(self, key: str) -> None:
+        self._count(self[key], -1)
+        super().__delitem__(key)
+
+    def pop(self, key: str, *default: FileRecord | None) -> FileRecord | None:  # type: ignore[override]
+        if key in self:
+            rec = super().pop(key)
+            self._count(rec, -1)
+            return rec
+        if default:
+            return default[0]
+        raise KeyError(key)
+
+    def clear(self) -> None:
+        super().clear()
+        self.lexical = self.dense = self.chunks = 0
+
+    def set_status(self, key: str, status: str) -> None:
+        rec = self[key]
+        self._count(rec, -1)
+        rec.status = status
+        self._count(rec, 1)
+
+    def set_chunk_ids(self, key: str, ids: list[str]) -> None:
+        rec = self[key]
+        self._count(rec, -1)
+        rec.chunk_ids = ids
+        self._count(rec, 1)
 
 
 class Indexer:
@@ -104,6 +162,7 @@ class Indexer:
         embedder: Embedder | None = None,
         after: threading.Event | None = None,
         store_wait: float = 0.0,
+        workers: int | None = None,
     ) -> None:
         self.root = root.resolve()
         self._store_wait = store_wait  # the folder's owner waits for the primary index slot
@@ -119,7 +178,7 @@ class Indexer:
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self._lock = threading.Lock()  # guards the in-memory state below
-        self.records: dict[str, FileRecord] = {}
+        self.records = Records()
         self.failed: dict[str, str] = {}
         self.skipped_other: Counter[str] = Counter()  # directories, links: counted, not per path
         self.skipped_paths: dict[str, str] = {}  # file -> why it is not indexed
@@ -148,6 +207,13 @@ class Indexer:
         self.closed = threading.Event()
         self._index_dir: Path | None = None  # the embedded index's folder, watched for replacement
         self._index_ino: int | None = None
+        # Lexical worker processes: one per core by default; fewer than 2 means none.
+        workers = workers if workers is not None else min(os.cpu_count() or 1, _POOL_MAX_WORKERS)
+        self._pool: PreparePool | None = PreparePool(workers, settings.indexing.nice) if workers > 1 else None
+        self.pool_min_files = _POOL_MIN_FILES  # tests lower it to exercise the pool on small folders
+        self._redone: set[str] | None = None  # indexed by a change while a pooled pass runs
+        self._flushed_at = time.monotonic()
+        self.pooled_passes = 0  # lexical passes prepared by worker processes, for tests and benchmarks
 
     # -- public, thread-safe -----------------------------------------------------------------
     @property
@@ -155,6 +221,11 @@ class Indexer:
         return self._embedder
 
     def start(self) -> None:
+        # The indexer thread runs Python for seconds at a time; a request thread waiting for the
+        # GIL gets it after at most one switch interval, and a request takes dozens of hand-offs.
+        # 1 ms instead of the default 5 keeps requests short while indexing, at a small cost in
+        # throughput (process-wide, set once).
+        sys.setswitchinterval(min(sys.getswitchinterval(), _SWITCH_INTERVAL_S))
         self._thread = threading.Thread(target=self._run, name="ragls-indexer", daemon=True)
         self._thread.start()
 
@@ -220,14 +291,19 @@ class Indexer:
     def snapshot(self) -> IndexStatus:
         """The index's state and counters (see status.build_status for the whole status)."""
         with self._lock:
-            lexical_done = sum(1 for r in self.records.values() if r.status in (LEXICAL, DENSE))
-            dense_done = sum(1 for r in self.records.values() if r.status == DENSE)
-            chunks = sum(len(r.chunk_ids) for r in self.records.values())
+            recs = self.records
+            lexical_done, chunks = recs.lexical, recs.chunks
             failed = len(self.failed)
             skipped = Counter(self.skipped_paths.values()) + self.skipped_other
-            total = len(self.records.keys() | self.failed.keys() | self.pending)
+            total = (
+                len(recs)
+                + sum(1 for p in self.failed if p not in recs)
+                + sum(1 for p in self.pending if p not in recs and p not in self.failed)
+            )
             # A file whose embedding failed stays searchable lexically but counts as failed.
-            dense_done = sum(1 for p, r in self.records.items() if r.status == DENSE and p not in self.failed)
+            dense_done = recs.dense - sum(
+                1 for p in self.failed if (r := recs.get(p)) is not None and r.status == DENSE
+            )
             message = self.fatal or self.notice
             if self.fatal:
                 state, phase = "error", "error"
@@ -376,7 +452,7 @@ class Indexer:
         self._error("", msg)
         self._close()
         with self._lock:
-            self.records = {}
+            self.records = Records()
             self.missing_dense.clear()
             self.dense_failed.clear()
             self.failed.clear()
@@ -437,13 +513,85 @@ class Indexer:
             opened = set(self.open_docs)
             todo = sorted(self.pending, key=lambda r: (r not in opened, r))
         self.phase = Phase.LEXICAL
-        for i in range(0, len(todo), _LEXICAL_BATCH_FILES):
-            if self._stop.is_set() or not self._jobs.empty():
-                return  # changes and scans go first; the rest stays pending
-            self._index_files(todo[i : i + _LEXICAL_BATCH_FILES])
-            self._on_change()
+        if not self._index_many(todo, handle_jobs=False):
+            return  # changes and scans go first; the rest stays pending
         self.phase = Phase.DENSE if self.missing_dense else Phase.IDLE
         self.last_indexed_at = _now()
+
+    def _index_many(self, todo: list[str], handle_jobs: bool) -> bool:
+        """The lexical pass over `todo`, in order. Between batches, queued changes are handled
+        at once (`handle_jobs`, a scan) or end the pass (the rest stays pending). False when
+        the pass ended early."""
+        if self._pool is None or len(todo) < self.pool_min_files:
+            for i in range(0, len(todo), _LEXICAL_BATCH_FILES):
+                if self._stop.is_set() or (not handle_jobs and not self._jobs.empty()):
+                    return False
+                self._index_files(todo[i : i + _LEXICAL_BATCH_FILES])
+                if not self._between_batches(handle_jobs):
+                    return False
+            return True
+        try:
+            return self._index_pooled(todo, handle_jobs)
+        finally:
+            if self._pool is not None:  # None: a worker died, the pass went on in this thread
+                self._pool.close()  # an idle server keeps no worker processes
+            self._maybe_flush(0.0)  # the pass ends flushed
+
+    def _index_pooled(self, todo: list[str], handle_jobs: bool) -> bool:
+        """Worker processes parse, chunk and tokenize; this thread plans each task (the checks
+        that need the index's state) and stores the results in order, a few tasks ahead."""
+        from concurrent.futures.process import BrokenProcessPool
+
+        assert self._pool is not None
+        s = self.settings
+        root = str(self.root)
+        self._redone = set()
+        self.pooled_passes += 1
+        tasks = (todo[i : i + _POOL_TASK_FILES] for i in range(0, len(todo), _POOL_TASK_FILES))
+        inflight: deque[tuple[list[FileJob], Future[list[Prepared]]]] = deque()
+        depth = _POOL_DEPTH * self._pool.workers
+        try:
+            while True:
+                while len(inflight) < depth and (task := next(tasks, None)) is not None:
+                    if jobs := self._plan(task):
+                        inflight.append((jobs, self._pool.submit(root, jobs, s.indexing, s.max_file_bytes)))
+                if not inflight:
+                    return True
+                jobs, fut = inflight.popleft()
+                try:
+                    results = fut.result()
+                except BrokenProcessPool:
+                    # A worker died (a crashing grammar, the OOM killer): finish in this thread.
+                    log.warning("a lexical worker process died; indexing on in this process")
+                    self._pool.close()
+                    self._pool = None
+                    rest = [j.rel for j in jobs] + [j.rel for js, _ in inflight for j in js]
+                    rest += [r for t in tasks for r in t]
+                    inflight.clear()
+                    return self._index_many(rest, handle_jobs)
+                redone = self._redone or set()
+                self._apply([(j, p) for j, p in zip(jobs, results, strict=True) if p.rel not in redone])
+                if not self._between_batches(handle_jobs):
+                    return False
+        finally:
+            for _, fut in inflight:
+                fut.cancel()
+            self._redone = None
+
+    def _between_batches(self, handle_jobs: bool) -> bool:
+        self._on_change()
+        if self._stop.is_set():
+            return False
+        if not self._jobs.empty():
+            if not handle_jobs:
+                return False
+            # A change arrived mid-scan (a save, an opened file): handle it now, continue after.
+            jobs = self._drain(block=False)
+            if jobs.scan:
+                self._jobs.put(("scan", jobs.full))
+            if jobs.paths:
+                self._apply_changes(jobs.paths)
+        return True
 
     def _open(self) -> None:
         nice = self.settings.indexing.nice
@@ -464,7 +612,7 @@ class Indexer:
             log.warning("%s", self.notice)
         self.manifest = Manifest(manifest_path)
         self.cache = EmbeddingCache(cache_root(self.settings) / "embeddings.sqlite", emb.model_id, emb.dimension)
-        records = dict(self.manifest.all().items())
+        records = Records(self.manifest.all().items())
         with self._lock:
             self.records = records
         self._reconcile()
@@ -478,6 +626,8 @@ class Indexer:
                 except Exception:  # closing twice or after a failure is harmless
                     pass
         self.store = self.manifest = self.cache = None  # type: ignore[assignment]
+        if self._pool is not None:
+            self._pool.close()
 
     def _drain(self, block: bool) -> _Jobs:
         jobs = _Jobs()
@@ -510,6 +660,18 @@ class Indexer:
         """Make the manifest and the store agree after any crash: delete orphan points,
         re-queue files whose points are missing, and find chunks still lacking dense vectors."""
         assert self.store is not None and self.manifest is not None
+        recs = self.records
+        if all(not r.pending_ids and r.status in (LEXICAL, DENSE) for r in recs.values()) and (
+            self.store.count() == recs.chunks
+        ):
+            # A clean stop (no write-ahead left, as many points as the manifest names): skip the
+            # scroll over every point, seconds at 100k. Chunks of lexical files are queued
+            # whole; those embedded before the stop come back from the embedding cache.
+            with self._lock:
+                for path, rec in recs.items():
+                    if rec.status == LEXICAL and rec.chunk_ids:
+                        self.missing_dense[path] = list(rec.chunk_ids)
+            return
         stored = self.store.all_ids()
         known: set[str] = set()
         broken: list[str] = []
@@ -526,7 +688,7 @@ class Indexer:
                 with self._lock:
                     self.missing_dense[path] = missing
                     if rec.status == DENSE:
-                        rec.status = LEXICAL
+                        self.records.set_status(path, LEXICAL)
         orphans = [i for i in stored if i not in known]
         for path in broken:
             with self._lock:
@@ -578,18 +740,8 @@ class Indexer:
             len(removed),
             sum(found.skipped.values()),
         )
-        for i in range(0, len(todo), _LEXICAL_BATCH_FILES):
-            if self._stop.is_set():
-                return
-            self._index_files(todo[i : i + _LEXICAL_BATCH_FILES])
-            self._on_change()
-            if not self._jobs.empty():
-                # A change arrived mid-scan: handle it now, continue the scan after.
-                jobs = self._drain(block=False)
-                if jobs.scan:
-                    self._jobs.put(("scan", jobs.full))
-                if jobs.paths:
-                    self._apply_changes(jobs.paths)
+        if not self._index_many(todo, handle_jobs=True):
+            return
         self.phase = Phase.DENSE if self.missing_dense else Phase.IDLE
         self.last_indexed_at = _now()
 
@@ -617,6 +769,8 @@ class Indexer:
                 gone.append(rel)
                 gone.extend(p for p in self.records if p.startswith(prefix))
         self._remove([p for p in gone if p in self.records])
+        if self._redone is not None:  # a pooled pass in flight must not overwrite these
+            self._redone.update(todo, gone)
         with self._lock:
             for p in gone:
                 self.failed.pop(p, None)
@@ -669,38 +823,22 @@ class Indexer:
             or language_of(rel) is None
         )
 
-    def _read(self, rel: str) -> tuple[ReadResult, int, int]:
-        with self._lock:
-            doc = self.open_docs.get(rel)
-        if doc is not None:
-            data = doc.encode("utf-8", "surrogatepass")
-            if len(data) > self.settings.max_file_bytes:  # the same cap as the file on disk
-                return ReadResult(None, "", "too_large"), len(data), 0
-            return decode_source(data), len(data), 0
-        path = self.root / rel
-        try:
-            st = path.stat()
-        except OSError:
-            return ReadResult(None, "", "vanished"), 0, 0
-        return read_source(path, self.settings.max_file_bytes), st.st_size, st.st_mtime_ns
-
-    def _index_files(self, rels: list[str]) -> None:
-        """Lexical phase for a batch of files: chunk, store with sparse vectors (and cached
-        dense vectors), and queue the rest for dense backfill."""
-        assert self.store is not None and self.manifest is not None and self.cache is not None
-        self._check_index_dir()
-        new_points: list[PointData] = []
-        plans: list[tuple[FileRecord, list[str], list[str]]] = []  # record, stale ids, no-dense ids
+    def _plan(self, rels: list[str]) -> list[FileJob]:
+        """The checks that need the index's state, in the indexer thread, before a file's
+        content is prepared (here or in a worker process)."""
+        jobs: list[FileJob] = []
         for rel in rels:
             # A link created after discovery (e.g. by a checkout) must not reach outside the root.
             if link := link_skip(str(self.root), rel):
                 self._skip(rel, link)
                 continue
-            if rel in self.open_docs and not self._indexable_buffer(rel):
+            with self._lock:
+                buffer = self.open_docs.get(rel)
+            if buffer is not None and not self._indexable_buffer(rel):
                 with self._lock:
                     self.pending.discard(rel)
                 continue
-            if rel not in self.open_docs:
+            if buffer is None:
                 try:
                     st = (self.root / rel).stat()
                 except OSError:
@@ -718,48 +856,72 @@ class Indexer:
             if language is None:
                 self._skip(rel, "unsupported")
                 continue
-            res, size, mtime = self._read(rel)
-            if res.skip:
-                self._skip(rel, res.skip)
+            old = self.records.get(rel)
+            jobs.append(FileJob(rel, language, buffer, old.hash if self._complete(rel, old, buffer) else None))
+        return jobs
+
+    def _complete(self, rel: str, old: FileRecord | None, buffer: str | None) -> bool:
+        """Is the stored version of `rel` whole (so equal content needs no work)?"""
+        return (
+            old is not None
+            and buffer is None
+            and not old.pending_ids
+            and rel not in self.missing_dense
+            and old.status == DENSE
+        )
+
+    def _index_files(self, rels: list[str]) -> None:
+        """Lexical phase for a batch of files, prepared in this thread."""
+        s = self.settings
+        self._apply([(j, prepare_file(str(self.root), j, s.indexing, s.max_file_bytes)) for j in self._plan(rels)])
+
+    def _apply(self, done: list[tuple[FileJob, Prepared]]) -> None:
+        """Store prepared files: sparse vectors (and cached dense vectors) now, the rest queued
+        for dense backfill. Every store and manifest write of the lexical pass happens here."""
+        assert self.store is not None and self.manifest is not None and self.cache is not None
+        self._check_index_dir()
+        new_points: list[PointData] = []
+        plans: list[tuple[FileRecord, list[str], list[str]]] = []  # record, stale ids, no-dense ids
+        touched: list[FileRecord] = []
+        for job, p in done:
+            rel = p.rel
+            if p.skip:
+                self._skip(rel, p.skip)
                 continue
             old = self.records.get(rel)
-            if (
-                old is not None
-                and old.hash == res.digest
-                and rel not in self.open_docs
-                and not old.pending_ids
-                and rel not in self.missing_dense
-                and old.status == DENSE
-            ):
-                old.size, old.mtime_ns = size, mtime  # touched, not changed
-                self.manifest.put(old)
+            if p.unchanged:
                 with self._lock:
-                    self.pending.discard(rel)
+                    buffer = self.open_docs.get(rel)
+                if old is not None and old.hash == p.digest and self._complete(rel, old, buffer):
+                    old.size, old.mtime_ns = p.size, p.mtime_ns  # touched, not changed
+                    touched.append(old)
+                    with self._lock:
+                        self.pending.discard(rel)
+                continue  # else: changed meanwhile; it stays pending and is read again
+            if p.error is not None:
+                self._fail(rel, p.error)
                 continue
-            try:
-                text, _ = redact(res.text or "")
-                chunks = chunk_file(rel, language, text, self.settings.indexing)
-            except Exception as exc:  # a parser bug must cost one file, not the index
-                self._fail(rel, f"chunking failed: {exc!r}")
-                continue
-            ids = [chunk_id(c) for c in chunks]
+            chunks = p.chunks or []
+            ids = [c.id for c in chunks]
             old_ids = set(old.chunk_ids) if old else set()
-            fresh = [(i, c) for i, c in zip(ids, chunks, strict=True) if i not in old_ids]
-            cached = self.cache.get_many([c.text_hash for _, c in fresh]) if fresh else {}
+            fresh = [c for c in chunks if c.id not in old_ids]
+            cached = self.cache.get_many([c.text_hash for c in fresh]) if fresh else {}
             no_dense: list[str] = []
-            for i, c in fresh:
+            for c in fresh:
                 vec = cached.get(c.text_hash)
                 if vec is None:
-                    no_dense.append(i)
-                new_points.append(PointData(i, lexical.sparse_vector(_lexical_text(c)), _payload(c, res.digest), vec))
+                    no_dense.append(c.id)
+                new_points.append(PointData(c.id, c.sparse, c.payload, vec))
+            id_set = set(ids)
             unembedded = self.missing_dense.get(rel, []) + self.dense_failed.get(rel, [])
-            still_missing = [i for i in unembedded if i in set(ids) and i in old_ids]
-            rec = FileRecord(rel, res.digest, size, mtime, language, LEXICAL, ids, [i for i, _ in fresh])
-            plans.append((rec, sorted(old_ids - set(ids)), no_dense + still_missing))
+            still_missing = [i for i in unembedded if i in id_set and i in old_ids]
+            rec = FileRecord(rel, p.digest, p.size, p.mtime_ns, job.language, LEXICAL, ids, [c.id for c in fresh])
+            plans.append((rec, sorted(old_ids - id_set), no_dense + still_missing))
+        if touched:
+            self.manifest.put_many(touched)
         if plans:
             # Write-ahead: record pending ids, then write points, then commit the manifest.
-            for rec, _, _ in plans:
-                self.manifest.set_pending(rec.path, rec.pending_ids)
+            self.manifest.set_pending_many([(rec.path, rec.pending_ids) for rec, _, _ in plans])
             self.store.upsert(new_points)
             self.store.delete([i for _, stale, _ in plans for i in stale])
             for rec, _, missing in plans:
@@ -778,6 +940,7 @@ class Indexer:
                     else:
                         self.missing_dense.pop(rec.path, None)
             self.batches += 1
+            self._maybe_flush(_FLUSH_LEXICAL_S)
 
     def _fail(self, rel: str, message: str) -> None:
         self._error(rel, message)
@@ -814,6 +977,18 @@ class Indexer:
         hits = {h.id: h.payload for h in self.store.retrieve([i for _, i in window])}
         items = [(p, i, hits[i]) for p, i in window if i in hits]
         items.sort(key=lambda t: len(t[2].get("text", "")))
+        # Vectors already in the embedding cache are stored without embedding: after a clean
+        # warm start every chunk of a lexical file is queued without reading the store.
+        cached = self.cache.get_many([pl["text_hash"] for _, _, pl in items if "text_hash" in pl])
+        if cached:
+            self._store_dense(
+                [t for t in items if t[2].get("text_hash") in cached],
+                [cached[pl["text_hash"]] for _, _, pl in items if pl.get("text_hash") in cached],
+                cache=False,
+            )
+            items = [t for t in items if t[2].get("text_hash") not in cached]
+            if not self._jobs.empty() or self._stop.is_set():
+                return
         emb = self._embedder
         assert emb is not None
         bs = max(1, self.settings.embedder.batch_size)
@@ -836,28 +1011,7 @@ class Indexer:
                 log.info("embedding provider is back; dense indexing resumes")
             self.embeds += len(texts)
             log.debug("embedded %d chunks", len(texts))
-            # The window was read before embedding: a change handled since may have removed ids.
-            live = {i for p, i, _ in part if i in self.missing_dense.get(p, [])}
-            vec_by_id = {i: vecs[k] for k, (_, i, _) in enumerate(part) if i in live}
-            self.cache.put_many({pl["text_hash"]: vecs[k] for k, (_, i, pl) in enumerate(part) if i in live})
-            self.store.set_dense(vec_by_id)
-            done_paths: list[str] = []
-            with self._lock:
-                for p, i, _ in part:
-                    rest = self.missing_dense.get(p)
-                    if rest is None:
-                        continue
-                    if i in rest:
-                        rest.remove(i)
-                    if not rest:
-                        del self.missing_dense[p]
-                        self.failed.pop(p, None)
-                        self._dense_fail_at.pop(p, None)
-                        if p in self.records:
-                            self.records[p].status = DENSE
-                            done_paths.append(p)
-            self.manifest.set_status(done_paths, DENSE)
-            self._on_change()
+            self._store_dense(part, list(vecs), cache=True)
             if not self._jobs.empty() or self._stop.is_set():
                 return  # let queued changes go first; the backfill resumes after
         # Ids that vanished from the store between steps: rewrite those chunks from the file
@@ -872,7 +1026,7 @@ class Indexer:
                     rest = [i for i in self.missing_dense.pop(p, []) if i not in ids]
                     if p in self.records:
                         rec = self.records[p]
-                        rec.chunk_ids = [i for i in rec.chunk_ids if i not in ids]
+                        self.records.set_chunk_ids(p, [i for i in rec.chunk_ids if i not in ids])
                         rec.hash = ""  # forces a re-chunk; the vanished chunks count as new
                     if rest:
                         self.missing_dense[p] = rest
@@ -881,6 +1035,42 @@ class Indexer:
             self.phase = Phase.IDLE
             self.last_indexed_at = _now()
             self.store.flush()
+
+    def _store_dense(self, part: list[tuple[str, str, dict[str, Any]]], vecs: list[np.ndarray], cache: bool) -> None:
+        """Store the dense vectors of `part` (path, id, payload) and mark finished files dense."""
+        assert self.store is not None and self.manifest is not None and self.cache is not None
+        # The window was read before embedding: a change handled since may have removed ids.
+        live = {i for p, i, _ in part if i in self.missing_dense.get(p, [])}
+        vec_by_id = {i: vecs[k] for k, (_, i, _) in enumerate(part) if i in live}
+        if cache:
+            self.cache.put_many({pl["text_hash"]: vecs[k] for k, (_, i, pl) in enumerate(part) if i in live})
+        self.store.set_dense(vec_by_id)
+        done_paths: list[str] = []
+        with self._lock:
+            for p, i, _ in part:
+                rest = self.missing_dense.get(p)
+                if rest is None:
+                    continue
+                if i in rest:
+                    rest.remove(i)
+                if not rest:
+                    del self.missing_dense[p]
+                    self.failed.pop(p, None)
+                    self._dense_fail_at.pop(p, None)
+                    if p in self.records:
+                        self.records.set_status(p, DENSE)
+                        done_paths.append(p)
+        self.manifest.set_status(done_paths, DENSE)
+        self._maybe_flush(_FLUSH_DENSE_S)
+        self._on_change()
+
+    def _maybe_flush(self, every: float) -> None:
+        """Flush the store when `every` seconds passed since the last flush: a restart replays
+        the write-ahead log written since (seconds after a 100k-point pass), and a flush blocks
+        searches for as long as it takes, so many small ones beat one large one."""
+        if self.store is not None and time.monotonic() - self._flushed_at > every:
+            self.store.flush()
+            self._flushed_at = time.monotonic()
 
     def _dense_failed(self, paths: list[str], exc: Exception) -> None:
         was_open = self.breaker.is_open
@@ -915,28 +1105,3 @@ def _is_disk_full(exc: Exception) -> bool:
     if isinstance(exc, OSError) and exc.errno == errno.ENOSPC:
         return True
     return isinstance(exc, sqlite3.OperationalError) and "full" in str(exc)
-
-
-def _lexical_text(c: Chunk) -> str:
-    # Path and symbol words count as terms too: a query naming a module or class should hit.
-    # The symbol appears twice, a poor man's field weight (measured in docs/evaluation.md).
-    sym = c.symbol or ""
-    return f"{c.path}\n{sym}\n{sym}\n{c.text}"
-
-
-def _payload(c: Chunk, file_hash: str) -> dict[str, object]:
-    return {
-        "path": c.path,
-        "language": c.language,
-        "start_line": c.start_line,
-        "end_line": c.end_line,
-        "kind": c.kind,
-        "symbol": c.symbol,
-        "symbol_names": symbol_names(c.symbol),
-        "parent": c.parent,
-        "signature": c.signature,
-        "imports": list(c.imports),
-        "text": c.text,
-        "text_hash": c.text_hash,
-        "file_hash": file_hash,
-    }

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
-import numpy as np
+if TYPE_CHECKING:  # numpy is imported when vectors exist, not at start-up
+    import numpy as np
 
 
 class EmbeddingError(RuntimeError):

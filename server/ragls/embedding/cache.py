@@ -6,8 +6,10 @@ from __future__ import annotations
 import sqlite3
 import threading
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-import numpy as np
+if TYPE_CHECKING:
+    import numpy as np
 
 
 class EmbeddingCache:
@@ -24,6 +26,8 @@ class EmbeddingCache:
         self.misses = 0
 
     def get_many(self, hashes: list[str]) -> dict[str, np.ndarray]:
+        import numpy as np  # here, not at import: the server answers `initialize` first
+
         found: dict[str, np.ndarray] = {}
         keys = [self._prefix + h for h in hashes]
         with self._lock:
@@ -41,6 +45,8 @@ class EmbeddingCache:
     def put_many(self, items: dict[str, np.ndarray]) -> None:
         if not items:
             return
+        import numpy as np
+
         rows = [(self._prefix + h, np.asarray(v, dtype=np.float32).tobytes()) for h, v in items.items()]
         with self._lock, self._db:
             self._db.executemany("INSERT OR REPLACE INTO emb (key, vec) VALUES (?, ?)", rows)

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import numpy as np
 import onnxruntime as ort
-from tokenizers import Tokenizer
+from tokenizers import Encoding, Tokenizer
 
 from ragls.config import EmbedderSettings
 
@@ -19,6 +19,9 @@ MODEL_DIR = Path(__file__).parent / "model"
 # whenever the weights change, so vectors of two models are never mixed.
 MODEL_NAME = "ragls-code-minilm-l6"
 DIMENSION = 384
+# Rows x padded tokens per document batch: 8 rows of 256 tokens, 16 of 128. The arena peak
+# grows with it (~1 GB at 32 x 256, ~320 MB at 8 x 256, measured with bench/memprobe.py).
+_TOKEN_BUDGET = 2048
 
 
 class LocalOnnxEmbedder:
@@ -48,7 +51,10 @@ class LocalOnnxEmbedder:
         return ort.InferenceSession(str(MODEL_DIR / "model.onnx"), opts, providers=["CPUExecutionProvider"])
 
     def _run(self, session: ort.InferenceSession, texts: list[str]) -> np.ndarray:
-        encs = self._tok.encode_batch(texts)
+        return self._infer(session, self._tok.encode_batch(texts))
+
+    @staticmethod
+    def _infer(session: ort.InferenceSession, encs: list[Encoding]) -> np.ndarray:
         width = max(len(e.ids) for e in encs)
         ids = np.zeros((len(encs), width), dtype=np.int64)
         mask = np.zeros_like(ids)
@@ -63,12 +69,20 @@ class LocalOnnxEmbedder:
     def embed_documents(self, texts: list[str]) -> np.ndarray:
         if not texts:
             return np.zeros((0, self.dimension), dtype=np.float32)
-        # Batch by similar length: padding to the longest text in a batch is wasted work.
-        order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
+        encs = self._tok.encode_batch(texts)
+        # Batch by similar length (padding to the longest text in a batch is wasted work), and
+        # cap each batch's padded size: ONNX Runtime's arena keeps the largest batch's buffers
+        # for the life of the process (docs/performance.md, "Peak RSS").
+        order = sorted(range(len(texts)), key=lambda i: len(encs[i].ids))
         out = np.zeros((len(texts), self.dimension), dtype=np.float32)
-        for start in range(0, len(order), self.batch_size):
-            idx = order[start : start + self.batch_size]
-            out[idx] = self._run(self._docs, [texts[i] for i in idx])
+        batch: list[int] = []
+        for i in order:
+            # Sorted by length, so row i is the widest of the batch it would join.
+            if batch and ((len(batch) + 1) * len(encs[i].ids) > _TOKEN_BUDGET or len(batch) >= self.batch_size):
+                out[batch] = self._infer(self._docs, [encs[k] for k in batch])
+                batch = []
+            batch.append(i)
+        out[batch] = self._infer(self._docs, [encs[k] for k in batch])
         return out
 
     def embed_query(self, text: str) -> np.ndarray:

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
-import numpy as np
+if TYPE_CHECKING:  # numpy is imported when vectors exist, not at start-up
+    import numpy as np
 
 DENSE = "dense"
 LEXICAL = "lexical"

@@ -60,14 +60,19 @@ class Manifest:
         }
 
     def set_pending(self, path: str, ids: list[str]) -> None:
+        self.set_pending_many([(path, ids)])
+
+    def set_pending_many(self, items: list[tuple[str, list[str]]]) -> None:
+        """Write-ahead for a batch of files, in one transaction (one fsync, not one per file)."""
         with self._lock, self._db:
-            cur = self._db.execute("UPDATE files SET pending_ids=? WHERE path=?", (json.dumps(ids), path))
-            if cur.rowcount == 0:
-                self._db.execute(
-                    "INSERT INTO files (path, hash, size, mtime_ns, language, status,"
-                    " chunk_ids, pending_ids) VALUES (?, '', 0, 0, '', 'pending', '[]', ?)",
-                    (path, json.dumps(ids)),
-                )
+            for path, ids in items:
+                cur = self._db.execute("UPDATE files SET pending_ids=? WHERE path=?", (json.dumps(ids), path))
+                if cur.rowcount == 0:
+                    self._db.execute(
+                        "INSERT INTO files (path, hash, size, mtime_ns, language, status,"
+                        " chunk_ids, pending_ids) VALUES (?, '', 0, 0, '', 'pending', '[]', ?)",
+                        (path, json.dumps(ids)),
+                    )
 
     def put(self, rec: FileRecord) -> None:
         self.put_many([rec])

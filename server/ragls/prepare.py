@@ -1,0 +1,187 @@
+"""One file -> its prepared chunks: read, redact, chunk, hash, sparse vector, payload.
+
+Pure work without index state, so it runs anywhere: in the indexer thread for a few files (an
+open buffer, a save), in a pool of worker processes for a scan. The lexical pass is CPU-bound
+Python (docs/performance.md, "The lexical pass"): threads would share one core through the
+GIL, processes use all of them, and the indexer thread is left with the store and manifest
+writes, which stay in one place.
+
+Workers are started with `spawn`, which imports the parent's main module in each worker: a
+program that runs an `Indexer` itself must guard its entry point with
+`if __name__ == "__main__":`, like any multiprocessing program (`ragls`, `python -m ragls`
+and pytest already do)."""
+
+from __future__ import annotations
+
+import os
+import uuid
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from ragls import lexical
+from ragls.chunking import Chunk, chunk_file
+from ragls.chunking.model import embedding_hash
+from ragls.config import IndexingSettings
+from ragls.secrets import redact
+from ragls.workspace import ReadResult, decode_source, read_source
+
+if TYPE_CHECKING:
+    from concurrent.futures import Future, ProcessPoolExecutor
+
+_CHUNK_NS = uuid.UUID("6f1c2a4e-9a61-4d8e-bb1e-3c1f6c0e5a10")
+
+
+@dataclass(slots=True)
+class FileJob:
+    rel: str
+    language: str
+    buffer: str | None = None  # an open editor buffer's text; None: read the file
+    unchanged_if: str | None = None  # the stored hash: equal content needs no chunking
+
+
+@dataclass(slots=True)
+class PreparedChunk:
+    id: str
+    text_hash: str
+    sparse: tuple[list[int], list[float]]
+    payload: dict[str, object]
+
+
+@dataclass(slots=True)
+class Prepared:
+    rel: str
+    digest: str = ""
+    size: int = 0
+    mtime_ns: int = 0
+    skip: str | None = None  # why the file is not indexed (binary, too_large, vanished...)
+    error: str | None = None  # chunking failed
+    unchanged: bool = False  # content equals `unchanged_if`: nothing was chunked
+    chunks: list[PreparedChunk] | None = None
+
+
+def chunk_id(path: str, start_line: int, end_line: int, text_hash: str) -> str:
+    return str(uuid.uuid5(_CHUNK_NS, f"{path}\n{start_line}\n{end_line}\n{text_hash}"))
+
+
+def symbol_names(symbol: str | None) -> list[str]:
+    """Exact-match keys for symbol boosting: the qualified name and each dotted suffix."""
+    if not symbol:
+        return []
+    parts = symbol.replace("::", ".").split(".")
+    return sorted({".".join(parts[i:]).lower() for i in range(len(parts))})
+
+
+def lexical_text(c: Chunk) -> str:
+    # Path and symbol words count as terms too: a query naming a module or class should hit.
+    # The symbol appears twice, a poor man's field weight (measured in docs/evaluation.md).
+    sym = c.symbol or ""
+    return f"{c.path}\n{sym}\n{sym}\n{c.text}"
+
+
+def payload(c: Chunk, file_hash: str, text_hash: str) -> dict[str, object]:
+    return {
+        "path": c.path,
+        "language": c.language,
+        "start_line": c.start_line,
+        "end_line": c.end_line,
+        "kind": c.kind,
+        "symbol": c.symbol,
+        "symbol_names": symbol_names(c.symbol),
+        "parent": c.parent,
+        "signature": c.signature,
+        "imports": list(c.imports),
+        "text": c.text,
+        "text_hash": text_hash,
+        "file_hash": file_hash,
+    }
+
+
+def _read(root: str, job: FileJob, max_bytes: int) -> tuple[ReadResult, int, int]:
+    if job.buffer is not None:
+        data = job.buffer.encode("utf-8", "surrogatepass")
+        if len(data) > max_bytes:  # the same cap as the file on disk
+            return ReadResult(None, "", "too_large"), len(data), 0
+        return decode_source(data), len(data), 0
+    path = Path(root) / job.rel
+    try:
+        st = os.stat(path)
+    except OSError:
+        return ReadResult(None, "", "vanished"), 0, 0
+    return read_source(path, max_bytes), st.st_size, st.st_mtime_ns
+
+
+def prepare_file(root: str, job: FileJob, indexing: IndexingSettings, max_bytes: int) -> Prepared:
+    res, size, mtime = _read(root, job, max_bytes)
+    out = Prepared(job.rel, res.digest, size, mtime)
+    if res.skip:
+        out.skip = res.skip
+        return out
+    if job.unchanged_if is not None and job.unchanged_if == res.digest:
+        out.unchanged = True
+        return out
+    try:
+        text, _ = redact(res.text or "")
+        chunks = chunk_file(job.rel, job.language, text, indexing)
+    except Exception as exc:  # a parser bug must cost one file, not the index
+        out.error = f"chunking failed: {exc!r}"
+        return out
+    prepared: list[PreparedChunk] = []
+    for c in chunks:
+        th = embedding_hash(c.embedding_text())  # once per chunk: it keys the id, cache and payload
+        prepared.append(
+            PreparedChunk(
+                chunk_id(c.path, c.start_line, c.end_line, th),
+                th,
+                lexical.sparse_vector(lexical_text(c)),
+                payload(c, res.digest, th),
+            )
+        )
+    out.chunks = prepared
+    return out
+
+
+def prepare_batch(root: str, jobs: list[FileJob], indexing: IndexingSettings, max_bytes: int) -> list[Prepared]:
+    """The unit of work of a pool worker: a few files, results in the same order."""
+    return [prepare_file(root, j, indexing, max_bytes) for j in jobs]
+
+
+def init_worker(nice: int) -> None:
+    """Pool worker start: the same niceness as the indexer thread (the editor comes first)."""
+    if nice and hasattr(os, "nice"):
+        try:
+            os.nice(nice)
+        except OSError:
+            pass
+
+
+class PreparePool:
+    """Worker processes running `prepare_batch`, started on first use; `close` stops them
+    (the indexer does so when a pass ends, so an idle server keeps no workers)."""
+
+    def __init__(self, workers: int, nice: int) -> None:
+        self.workers = workers
+        self._nice = nice
+        self._pool: ProcessPoolExecutor | None = None
+
+    def submit(
+        self, root: str, jobs: list[FileJob], indexing: IndexingSettings, max_bytes: int
+    ) -> Future[list[Prepared]]:
+        if self._pool is None:
+            import multiprocessing  # here: a server that never runs a large pass never loads it
+            from concurrent.futures import ProcessPoolExecutor
+
+            # spawn, not fork: the server has threads (pygls, ONNX, Qdrant) a fork would copy
+            # in whatever state they are in.
+            self._pool = ProcessPoolExecutor(
+                self.workers,
+                mp_context=multiprocessing.get_context("spawn"),
+                initializer=init_worker,
+                initargs=(self._nice,),
+            )
+        return self._pool.submit(prepare_batch, root, jobs, indexing, max_bytes)
+
+    def close(self) -> None:
+        if self._pool is not None:
+            self._pool.shutdown(wait=False, cancel_futures=True)
+            self._pool = None

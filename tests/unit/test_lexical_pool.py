@@ -1,0 +1,162 @@
+"""The pooled lexical pass (worker processes) stores exactly what the in-thread pass stores,
+and the status counters the indexer keeps agree with a count over the records."""
+
+from __future__ import annotations
+
+import multiprocessing
+import time
+from pathlib import Path
+
+from ragls.config import Settings
+from ragls.indexer import Indexer, Records
+from ragls.store.manifest import DENSE, LEXICAL, FileRecord
+
+PY = '''"""Module {i}."""
+import os
+
+
+class Widget{i}:
+    def render_{i}(self, width: int) -> str:
+        return "x" * width
+
+    def measure_{i}(self) -> int:
+        return len(os.sep) + {i}
+
+
+def helper_{i}(value):
+    return value * {i}
+'''
+TS = """export function parseHeader{i}(line: string): string[] {{
+  return line.split(":").map((s) => s.trim());
+}}
+"""
+MD = "# Guide {i}\n\nHow to configure the widget number {i}.\n"
+
+
+def _workspace(root: Path, n: int) -> None:
+    for i in range(n):
+        d = root / f"pkg{i % 4}"
+        d.mkdir(parents=True, exist_ok=True)
+        (d / f"mod_{i}.py").write_text(PY.format(i=i))
+        (d / f"header_{i}.ts").write_text(TS.format(i=i))
+        if i % 5 == 0:
+            (d / f"guide_{i}.md").write_text(MD.format(i=i))
+    (root / "pkg0" / "blob.py").write_bytes(b"\x00\x01binary")  # skipped: binary
+
+
+def _lexical(idx: Indexer, timeout: float = 120) -> None:
+    assert idx.ready.wait(60)
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        st = idx.snapshot()
+        if st.phase in ("dense", "idle") and st.lexical.total and st.lexical.done >= st.lexical.total:
+            return
+        time.sleep(0.05)
+    raise AssertionError(f"not lexical after {timeout}s: {idx.snapshot()}")
+
+
+def _index(ws: Path, cache: Path, workers: int, min_files: int) -> tuple[dict[str, list[str]], dict[str, int], int]:
+    idx = Indexer(ws, Settings.model_validate({"cacheDir": str(cache)}), workers=workers)
+    idx.pool_min_files = min_files
+    idx.start()
+    try:
+        _lexical(idx)
+        assert idx.pooled_passes == (1 if workers > 1 else 0)
+        with idx._lock:
+            ids = {p: list(r.chunk_ids) for p, r in idx.records.items()}
+        skipped = dict(idx.snapshot().skipped_by_reason)
+        assert idx.store is not None
+        stored = idx.store.count()
+        return ids, skipped, stored
+    finally:
+        idx.stop(timeout=30)
+
+
+def test_pooled_pass_stores_what_the_thread_pass_stores(tmp_path: Path) -> None:
+    ws = tmp_path / "ws"
+    _workspace(ws, 40)
+    pooled, skipped_pooled, stored_pooled = _index(ws, tmp_path / "c1", workers=2, min_files=1)
+    inline, skipped_inline, stored_inline = _index(ws, tmp_path / "c2", workers=1, min_files=10**9)
+    assert pooled == inline
+    assert len(pooled) == 40 * 2 + 8  # every .py, .ts and .md file; the binary one is skipped
+    assert skipped_pooled == skipped_inline and skipped_pooled.get("binary") == 1
+    assert stored_pooled == stored_inline == sum(len(v) for v in pooled.values())
+
+
+def test_pool_workers_are_gone_after_the_pass(tmp_path: Path) -> None:
+    ws = tmp_path / "ws"
+    _workspace(ws, 20)
+    idx = Indexer(ws, Settings.model_validate({"cacheDir": str(tmp_path / "c")}), workers=2)
+    idx.pool_min_files = 1
+    idx.start()
+    try:
+        _lexical(idx)
+        assert idx.pooled_passes == 1
+        deadline = time.monotonic() + 20
+        while multiprocessing.active_children() and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert multiprocessing.active_children() == []  # the workers exit when the pass ends
+    finally:
+        idx.stop(timeout=30)
+
+
+def _rec(path: str, status: str, n: int) -> FileRecord:
+    return FileRecord(path, "h", 1, 1, "python", status, [f"{path}-{k}" for k in range(n)], [])
+
+
+def _recount(recs: Records) -> tuple[int, int, int]:
+    values = list(dict.values(recs))
+    return (
+        sum(1 for r in values if r.status in (LEXICAL, DENSE)),
+        sum(1 for r in values if r.status == DENSE),
+        sum(len(r.chunk_ids) for r in values),
+    )
+
+
+def test_record_counters_follow_every_change() -> None:
+    recs = Records([("a", _rec("a", LEXICAL, 3)), ("b", _rec("b", DENSE, 2))])
+    assert (recs.lexical, recs.dense, recs.chunks) == _recount(recs) == (2, 1, 5)
+    recs["c"] = _rec("c", "pending", 4)  # not searchable yet, but its chunks count
+    recs["a"] = _rec("a", DENSE, 1)  # replaced: the old record's counts go
+    assert (recs.lexical, recs.dense, recs.chunks) == _recount(recs) == (2, 2, 7)
+    recs.set_status("c", LEXICAL)
+    recs.set_chunk_ids("b", ["b-0"])
+    assert (recs.lexical, recs.dense, recs.chunks) == _recount(recs) == (3, 2, 6)
+    assert recs.pop("b") is not None and recs.pop("missing", None) is None
+    del recs["c"]
+    assert (recs.lexical, recs.dense, recs.chunks) == _recount(recs) == (1, 1, 1)
+    recs.clear()
+    assert (recs.lexical, recs.dense, recs.chunks) == (0, 0, 0)
+
+
+def test_clean_restart_mid_backfill_embeds_nothing_twice(tmp_path: Path) -> None:
+    """A restart after a clean stop skips the store scan (the manifest and the store agree);
+    chunks embedded before the stop come back from the embedding cache, not the model."""
+    ws = tmp_path / "ws"
+    _workspace(ws, 12)
+    settings = Settings.model_validate({"cacheDir": str(tmp_path / "c")})
+    first = Indexer(ws, settings, workers=1)
+    first.start()
+    try:
+        _lexical(first)
+        deadline = time.monotonic() + 60
+        while first.embeds < 8 and first.busy() and time.monotonic() < deadline:
+            time.sleep(0.02)
+    finally:
+        assert first.stop(timeout=60)
+    embedded_before = first.embeds
+    total = first.snapshot().chunks
+    assert embedded_before > 0
+    second = Indexer(ws, settings, workers=1)
+    second.start()
+    try:
+        _lexical(second)
+        deadline = time.monotonic() + 120
+        while second.busy() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        st = second.snapshot()
+        assert st.state == "ready" and st.chunks == total and st.dense.done == st.dense.total
+        assert second.embeds == total - embedded_before  # each chunk embedded exactly once
+        assert second.store is not None and second.store.count() == total
+    finally:
+        second.stop(timeout=30)
