@@ -48,9 +48,10 @@ class EmbedderSettings(_Model):
     """name of the environment variable holding the provider's API key"""
     dimensions: int | None = Field(default=None, ge=1, le=8192)
     """vector size; for HTTP providers, requested from the API and used for the collection; probed when unset"""
-    # 16 keeps the local model under ~700 MB RSS; 32 peaks near 1.2 GB for little speed.
+    # The bundled model also splits a call so that rows x padded tokens stay <= 2,048, which bounds
+    # ONNX Runtime's arena; larger batches buy little speed.
     batch_size: int = Field(default=16, ge=1, le=512)
-    """texts per embedding call; bounds memory (local model server peak RSS: ~0.8 GB at 16, ~1.3 GB at 32, measured by `make bench`)"""
+    """texts per embedding call; the bundled model also caps each ONNX call at 2,048 padded tokens, which bounds its memory"""
     threads: int = Field(default=0, ge=0, le=64)
     """ONNX intra-op threads for indexing (0 = all cores); queries use their own single thread"""
     max_tokens: int = Field(default=256, ge=16, le=512)
