@@ -29,7 +29,7 @@ VARIANTS: dict[str, dict[str, dict[str, Any]]] = {
     "dense only": {"settings": {"mode": "dense"}},
     "lexical only (BM25 sparse in Qdrant)": {"settings": {"mode": "lexical"}},
     "fusion: DBSF instead of RRF": {"settings": {"fusion": "dbsf"}},
-    "fusion: RRF k=5 (instead of 10)": {"tuning": {"rrf_k": 5}},
+    "fusion: RRF k=10 (instead of 5)": {"tuning": {"rrf_k": 10}},
     "fusion: RRF k=60": {"tuning": {"rrf_k": 60}},
     "fusion: weights dense 1.0 / lexical 0.7": {"settings": {"lexical_weight": 0.7}},
     "fusion: weights dense 0.7 / lexical 1.0": {"settings": {"dense_weight": 0.7}},
