@@ -85,9 +85,9 @@ DEFAULT_TUNING = Tuning()
 
 
 class _SharedQueryEmbedding:
-    """A multi-root request searches every folder's index at once, each with its own copy of the
-    bundled model: the first thread embeds the query, the others wait for its vector instead of
-    embedding the same text again. Nothing is kept once the vector is handed out (no cache)."""
+    """A multi-root request searches every folder's index at once, each through its (usually
+    shared) bundled model: the first thread embeds the query, the others wait for its vector
+    instead of embedding the same text again. Nothing is kept once the vector is handed out."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()

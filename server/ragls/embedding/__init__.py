@@ -3,17 +3,31 @@ providers (OpenAI-compatible, Ollama, Copilot) by configuration."""
 
 from __future__ import annotations
 
+import threading
+
 from ragls.config import EmbedderSettings
 from ragls.embedding.base import Embedder, EmbeddingError
 
 __all__ = ["Embedder", "EmbeddingError", "make_embedder"]
+
+# One bundled model per process and configuration: a multi-root workspace runs one indexer per
+# folder, and each would otherwise load its own ONNX sessions (~145 MB). The sessions are safe
+# to share: onnxruntime runs concurrent calls, queries have their own session and lock, and
+# close() holds nothing. The first caller is an indexer thread, whose niceness the ONNX threads
+# inherit, as they would without sharing.
+_local: dict[tuple[int, int, int], Embedder] = {}
+_local_lock = threading.Lock()
 
 
 def make_embedder(settings: EmbedderSettings) -> Embedder:
     if settings.provider == "local":
         from ragls.embedding.onnx_local import LocalOnnxEmbedder
 
-        return LocalOnnxEmbedder(settings)
+        key = (settings.max_tokens, settings.threads, settings.batch_size)
+        with _local_lock:
+            if key not in _local:
+                _local[key] = LocalOnnxEmbedder(settings)
+            return _local[key]
     from ragls.embedding.http import make_http_embedder
 
     return make_http_embedder(settings)
