@@ -123,11 +123,8 @@ def load_sources(path: Path, blocklist: Path = BLOCKLIST) -> SourcesFile:
 
 
 def sha256_of(path: Path) -> str:
-    digest = hashlib.sha256()
     with path.open("rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
+        return hashlib.file_digest(handle, "sha256").hexdigest()
 
 
 def _run(cmd: list[str], cwd: Path) -> None:
