@@ -8,7 +8,9 @@
 Loss: MultipleNegativesRanking (in-batch softmax over cosine x scale), both directions. Each
 batch is drawn from two packages, half each, so most of a question's negatives are other
 functions of the same project (hard negatives: same vocabulary, same style); a negative
-whose question or code is identical to the positive's is masked out. Queries are embedded as
+whose question or code is identical to the positive's is masked out. With --negatives
+(mine_negatives.py), each question also gets one mined hard negative as an extra code column:
+a chunk of its own project that the starting model ranks near the top. Queries are embedded as
 ragls embeds them (camelCase split), code is already the indexer's embedding text. The
 learning-rate schedule is fitted to the time budget after the first steps, so a budget that
 cuts the epoch short still ends with a decayed rate. Checkpoints every --every steps; the
@@ -52,6 +54,12 @@ def parse_args() -> argparse.Namespace:
     p.add_argument("--every", type=int, default=150, help="checkpoint every N steps")
     p.add_argument("--threads", type=int, default=2)
     p.add_argument(
+        "--negatives",
+        type=Path,
+        default=None,
+        help="mined hard negatives (mine_negatives.py): one more code column per question",
+    )
+    p.add_argument(
         "--skip-batches",
         type=int,
         default=0,
@@ -92,6 +100,11 @@ def make_batches(pairs: list[dict[str, str]], size: int, rng: random.Random) -> 
     return [b for b in batches if len(b) >= size // 2]
 
 
+def pair_key(query: str, code: str) -> str:
+    """mine_negatives.py's key of a pair."""
+    return hashlib.sha1(f"{query.lower()}\0{code}".encode()).hexdigest()
+
+
 def embed(model: torch.nn.Module, enc: dict[str, torch.Tensor]) -> torch.Tensor:
     hidden = model(**enc).last_hidden_state
     mask = enc["attention_mask"].unsqueeze(-1).to(hidden.dtype)
@@ -117,6 +130,11 @@ def main() -> int:
         if key not in seen:
             seen.add(key)
             pairs.append(pair)
+    negatives: dict[str, str] = {}
+    if args.negatives is not None:
+        for line in args.negatives.read_text(encoding="utf-8").splitlines():
+            row = json.loads(line)
+            negatives[row["key"]] = row["negative"]
     rng = random.Random(args.seed)
     epochs = max(1, math.ceil(args.epochs))
     batches = [b for _ in range(epochs) for b in make_batches(pairs, args.batch, rng)]
@@ -144,7 +162,9 @@ def main() -> int:
         "pairs": len(pairs),
         "pairs_sha256": hashlib.sha256(raw).hexdigest(),
         "batches_per_epoch_planned": len(batches),
-        "loss": "MultipleNegativesRanking, symmetric, cosine*scale, same-project halves, duplicates masked",
+        "loss": "MultipleNegativesRanking, symmetric, cosine*scale, same-project halves, duplicates masked"
+        + (", one mined hard negative per question (question->code direction)" if negatives else ""),
+        "negatives": len(negatives),
         "torch": torch.__version__,
     }
     (args.out / "hyperparameters.json").write_text(json.dumps(hyper, indent=2) + "\n")
@@ -159,13 +179,14 @@ def main() -> int:
         items = [pairs[i] for i in batch]
         queries = [_HUMP.sub(" ", p["query"]) for p in items]
         codes = [p["code"] for p in items]
+        negs = [negatives[k] for k in (pair_key(p["query"], p["code"]) for p in items) if k in negatives]
         q_enc = tok(queries, padding=True, truncation=True, max_length=args.query_tokens, return_tensors="pt")
-        c_enc = tok(codes, padding=True, truncation=True, max_length=args.code_tokens, return_tensors="pt")
+        c_enc = tok(codes + negs, padding=True, truncation=True, max_length=args.code_tokens, return_tensors="pt")
         for group in opt.param_groups:
             group["lr"] = args.lr * lr_at(step)
         q = embed(model, dict(q_enc))
         c = embed(model, dict(c_enc))
-        scores = q @ c.T * args.scale
+        scores = q @ c.T * args.scale  # questions x (positives, then mined negatives)
         # Mask in-batch "negatives" that are really positives: same question or same code.
         same = torch.tensor(
             [
@@ -176,9 +197,14 @@ def main() -> int:
                 for i, a in enumerate(items)
             ]
         )
-        scores = scores.masked_fill(same, -1e4)
+        # A mined negative that is some question's own code is no negative for it.
+        same_neg = torch.tensor([[a["code"] == n for n in negs] for a in items], dtype=torch.bool).reshape(
+            len(items), len(negs)
+        )
+        scores = scores.masked_fill(torch.cat([same, same_neg], dim=1), -1e4)
         labels = torch.arange(len(items))
-        loss = (F.cross_entropy(scores, labels) + F.cross_entropy(scores.T, labels)) / 2
+        # code -> question over the positives only (a negative has no question of its own here).
+        loss = (F.cross_entropy(scores, labels) + F.cross_entropy(scores[:, : len(items)].T, labels)) / 2
         opt.zero_grad()
         loss.backward()
         torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
