@@ -105,6 +105,16 @@ def pair_key(query: str, code: str) -> str:
     return hashlib.sha1(f"{query.lower()}\0{code}".encode()).hexdigest()
 
 
+_WORD = re.compile(r"\w+")
+
+
+def near_copy(a: str, b: str, limit: float = 0.9) -> bool:
+    """Token-set Jaccard >= limit: another build's copy of the same function (an npm package's
+    ESM and CommonJS trees), not a negative."""
+    x, y = set(_WORD.findall(a.lower())), set(_WORD.findall(b.lower()))
+    return len(x & y) >= limit * max(1, len(x | y))
+
+
 def embed(model: torch.nn.Module, enc: dict[str, torch.Tensor]) -> torch.Tensor:
     hidden = model(**enc).last_hidden_state
     mask = enc["attention_mask"].unsqueeze(-1).to(hidden.dtype)
@@ -132,9 +142,15 @@ def main() -> int:
             pairs.append(pair)
     negatives: dict[str, str] = {}
     if args.negatives is not None:
+        mined = {}
         for line in args.negatives.read_text(encoding="utf-8").splitlines():
             row = json.loads(line)
-            negatives[row["key"]] = row["negative"]
+            mined[row["key"]] = row["negative"]
+        for pair in pairs:
+            key = pair_key(pair["query"], pair["code"])
+            if key in mined and not near_copy(pair["code"], mined[key]):
+                negatives[key] = mined[key]
+        print(f"{len(negatives)} of {len(mined)} mined negatives kept (near copies dropped)", flush=True)
     rng = random.Random(args.seed)
     epochs = max(1, math.ceil(args.epochs))
     batches = [b for _ in range(epochs) for b in make_batches(pairs, args.batch, rng)]
@@ -165,6 +181,7 @@ def main() -> int:
         "loss": "MultipleNegativesRanking, symmetric, cosine*scale, same-project halves, duplicates masked"
         + (", one mined hard negative per question (question->code direction)" if negatives else ""),
         "negatives": len(negatives),
+        "negatives_sha256": hashlib.sha256(args.negatives.read_bytes()).hexdigest() if args.negatives else None,
         "torch": torch.__version__,
     }
     (args.out / "hyperparameters.json").write_text(json.dumps(hyper, indent=2) + "\n")
