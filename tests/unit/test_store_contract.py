@@ -438,7 +438,8 @@ def test_migrate_copies_points_vectors_payloads_and_manifest(tmp_path: Path) -> 
             assert list(sparse.indices) == p.sparse[0]
             assert np.allclose(sparse.values, p.sparse[1])
             if p.dense is not None:
-                assert np.allclose(got[str(i)].vector["dense"], p.dense, atol=1e-6)  # type: ignore[index]
+                # Edge stores float16; the server renormalises the copy for cosine: equal to ~1e-3.
+                assert np.allclose(got[str(i)].vector["dense"], p.dense, atol=1e-3)  # type: ignore[index]
         assert top(dst.search(request("invoice total amount tax", "money"))) == "billing/invoice.py"
     finally:
         src.close()
