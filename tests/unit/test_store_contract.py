@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import socket
 import time
@@ -13,6 +14,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+import qdrant_edge as qe
 from qdrant_client import QdrantClient
 from qdrant_client import models as qm
 from qdrant_client.http.exceptions import ResponseHandlingException, UnexpectedResponse
@@ -569,3 +571,30 @@ def test_indexer_runs_on_the_remote_backend(tmp_path: Path) -> None:
         assert remote_manifest_path(fixture, s, "hash", DIM).is_file()
     finally:
         idx.stop()
+
+
+def test_edge_stores_float16_and_still_opens_a_float32_index(tmp_path: Path) -> None:
+    """New shards store dense vectors as float16; a shard written before (float32) opens with
+    its own config instead of failing the compatibility check, and searches as before."""
+    new = EdgeStore(tmp_path / "new" / "shard", DIM)
+    new.close()
+    stored = json.loads((tmp_path / "new" / "shard" / "edge_config.json").read_text())
+    assert stored["vectors"]["dense"]["datatype"] == "float16"
+
+    old_dir = tmp_path / "old" / "shard"
+    old_dir.parent.mkdir()
+    old = qe.EdgeShard.create(
+        str(old_dir),
+        qe.EdgeConfig(
+            vectors={"dense": qe.EdgeVectorParams(size=DIM, distance=qe.Distance.Cosine)},
+            sparse_vectors={"lexical": qe.EdgeSparseVectorParams(modifier=qe.Modifier.Idf)},
+        ),
+    )
+    old.close()
+    s = EdgeStore(old_dir, DIM)
+    try:
+        s.upsert([point(n, dense=True) for n in DOCS])
+        assert top(s.search(request("invoice total amount tax", "money"))) == "billing/invoice.py"
+    finally:
+        s.close()
+    assert "datatype" not in json.loads((old_dir / "edge_config.json").read_text())["vectors"]["dense"]
