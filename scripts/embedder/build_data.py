@@ -112,6 +112,10 @@ def main(argv: list[str] | None = None) -> int:
     if args.check_only:
         return check_manifest(args.manifest, blocklist, evaluated)
     packages = [Package(**p) for p in config["package"]]
+    twice = [name for name, n in Counter(p.package for p in packages).items() if n > 1]
+    if twice:  # a package listed twice would be mined twice: duplicate pairs, skewed counts
+        print(f"listed more than once in {args.sources.name}: {', '.join(sorted(twice))}", file=sys.stderr)
+        return 2
 
     refused: list[dict[str, str]] = []
     fetched: list[Package] = []
