@@ -167,7 +167,7 @@ def _pkg_info_licence(dest: Path) -> str:
 def _pypi(pkg: Package, dl: Path, dest: Path) -> None:
     # The simple index (PEP 691 JSON) names the sdist and its sha256; `pip download` of an
     # sdist would build its metadata, which can mean building its build backend from source.
-    index = f"https://pypi.org/simple/{normalise(pkg.package)}/"
+    index = f"https://pypi.org/simple/{re.sub(r'[-_.]+', '-', pkg.package).lower()}/"  # PEP 503 name
     request = urllib.request.Request(index, headers={"Accept": "application/vnd.pypi.simple.v1+json"})
     with urllib.request.urlopen(request, timeout=120) as response:
         files = json.load(response)["files"]
