@@ -48,6 +48,9 @@ _SKIP_DIRS = {
 }
 
 
+_DECLARATIONS = (".d.ts", ".d.mts", ".d.cts")
+
+
 def default_cache() -> Path:
     return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "ragls-train"
 
@@ -83,14 +86,24 @@ def check_manifest(manifest: Path, blocklist: set[str], evaluated: set[str]) -> 
     return 1 if bad else 0
 
 
+def _stem(path: Path) -> str:
+    return path.name.split(".", 1)[0]
+
+
 def package_pairs(root: str) -> list[dict[str, str]]:
     out: list[dict[str, str]] = []
     base = Path(root)
-    for path in sorted(base.rglob("*")):
+    paths = sorted(base.rglob("*"))
+    # A package that ships its TypeScript sources also ships them compiled, doc comments kept:
+    # the .js twin of a .ts/.tsx file would be the same pair again in another language.
+    ts_stems = {_stem(p) for p in paths if p.suffix in (".ts", ".tsx") and not p.name.endswith(_DECLARATIONS)}
+    for path in paths:
         rel = path.relative_to(base).as_posix()
         if not path.is_file() or _SKIP_DIRS & set(rel.split("/")[:-1]):
             continue
-        if rel.endswith((".min.js", ".d.ts", ".d.mts", ".d.cts")):
+        if rel.endswith((".min.js", *_DECLARATIONS)):
+            continue
+        if path.suffix in (".js", ".mjs", ".cjs") and _stem(path) in ts_stems:
             continue
         language = language_of(rel)
         if language is None:
@@ -112,6 +125,10 @@ def main(argv: list[str] | None = None) -> int:
     if args.check_only:
         return check_manifest(args.manifest, blocklist, evaluated)
     packages = [Package(**p) for p in config["package"]]
+    twice = [name for name, n in Counter(p.package for p in packages).items() if n > 1]
+    if twice:  # a package listed twice would be mined twice: duplicate pairs, skewed counts
+        print(f"listed more than once in {args.sources.name}: {', '.join(sorted(twice))}", file=sys.stderr)
+        return 2
 
     refused: list[dict[str, str]] = []
     fetched: list[Package] = []

@@ -20,6 +20,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 POOL = "http://deb.debian.org/debian"
+# Security updates live in their own archive; apt's current version of a package may be only there.
+SECURITY_POOL = "http://deb.debian.org/debian-security/pool/updates"
 _ALLOW = re.compile(
     r"\b(MIT|Expat|X11|BSD|Apache|ISC|Zlib|Unlicense|public[ -]domain|CC0|BSL|Boost|PSF|Python|0BSD|MS-PL)\b", re.I
 )
@@ -165,7 +167,7 @@ def _pkg_info_licence(dest: Path) -> str:
 def _pypi(pkg: Package, dl: Path, dest: Path) -> None:
     # The simple index (PEP 691 JSON) names the sdist and its sha256; `pip download` of an
     # sdist would build its metadata, which can mean building its build backend from source.
-    index = f"https://pypi.org/simple/{normalise(pkg.package)}/"
+    index = f"https://pypi.org/simple/{re.sub(r'[-_.]+', '-', pkg.package).lower()}/"  # PEP 503 name
     request = urllib.request.Request(index, headers={"Accept": "application/vnd.pypi.simple.v1+json"})
     with urllib.request.urlopen(request, timeout=120) as response:
         files = json.load(response)["files"]
@@ -232,11 +234,20 @@ def _debian_src(pkg: Package, dl: Path, dest: Path) -> None:
     pkg.names.extend(aliases(source))
     pkg.version = version
     prefix = source[:4] if source.startswith("lib") else source[0]
-    base = f"{POOL}/pool/main/{prefix}/{source}"
     plain = version.split(":", 1)[-1]
     dsc = dl / f"{source}_{plain}.dsc"
-    if not dsc.is_file():
-        _get(f"{base}/{dsc.name}", dsc)
+    base = ""
+    for pool in (f"{POOL}/pool", SECURITY_POOL):
+        base = f"{pool}/main/{prefix}/{source}"
+        if dsc.is_file():
+            break
+        try:
+            _get(f"{base}/{dsc.name}", dsc)
+            break
+        except urllib.error.HTTPError as exc:
+            dsc.unlink(missing_ok=True)
+            if exc.code != 404 or pool == SECURITY_POOL:
+                raise
     text = dsc.read_text(errors="replace")
     sums = re.search(r"^Checksums-Sha256:\n((?: .+\n?)+)", text, re.M)
     assert sums, f"{dsc.name}: no Checksums-Sha256"

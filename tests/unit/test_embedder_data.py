@@ -125,3 +125,26 @@ def test_non_permissive_licences_are_refused(licence: str) -> None:
 @pytest.mark.parametrize("licence", ["MIT", "Expat", "Apache-2.0", "BSD-2-Clause and BSD-3-Clause and Expat", "ISC"])
 def test_permissive_licences_pass(licence: str) -> None:
     check_licence(Package("pypi", "x", licence=licence))
+
+
+def test_compiled_twin_of_a_shipped_typescript_source_gives_no_pairs(tmp_path: Path) -> None:
+    from build_data import package_pairs
+
+    doc = "/**\n * Computes the total price of all items in the cart.\n */\n"
+    (tmp_path / "src").mkdir()
+    (tmp_path / "dist").mkdir()
+    (tmp_path / "src" / "cart.ts").write_text(
+        doc + "export function total(items: Item[]): number {\n  return items.reduce((s, i) => s + i.price, 0);\n}\n"
+    )
+    (tmp_path / "dist" / "cart.js").write_text(
+        doc + "export function total(items) {\n  return items.reduce((s, i) => s + i.price, 0);\n}\n"
+    )
+    (tmp_path / "dist" / "plain.js").write_text(
+        "/**\n * Formats the price of one item for display.\n */\n"
+        "export function format(item) {\n  return `${item.price} EUR`;\n}\n"
+    )
+    pairs = package_pairs(str(tmp_path))
+    assert sorted((p["language"], p["path"]) for p in pairs) == [
+        ("javascript", "dist/plain.js"),
+        ("typescript", "src/cart.ts"),
+    ]
