@@ -57,7 +57,19 @@ def main(runs: list[Path], out: Path) -> int:
             "final_loss_ema": summary.get("final_loss_ema"),
             "torch": hp.get("torch"),
             "stages": [
-                {"skip_batches": h.get("skip_batches", 0), "lr": h.get("lr"), "minutes": h.get("minutes")} | s
+                # Each stage's own data: a later stage may train on a rebuilt data set (the
+                # manifest above is the newest one; earlier ones are in git history).
+                {
+                    "pairs_sha256": h.get("pairs_sha256"),
+                    "unique_pairs": h.get("pairs"),
+                    "negatives": h.get("negatives", 0),
+                    "negatives_sha256": h.get("negatives_sha256"),
+                    "seed": h.get("seed"),
+                    "skip_batches": h.get("skip_batches", 0),
+                    "lr": h.get("lr"),
+                    "minutes": h.get("minutes"),
+                }
+                | s
                 for h, s in stages
             ],
         },
