@@ -15,10 +15,8 @@ question and code, as train.py computes it) and `negative` (the code text).
 from __future__ import annotations
 
 import argparse
-import hashlib
 import json
 import random
-import re
 import sys
 from collections import defaultdict
 from pathlib import Path
@@ -27,14 +25,40 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "server"))
 
+from pairkey import pair_key, question_text
+
 from ragls.config import EmbedderSettings
 from ragls.embedding import onnx_local
+from ragls.embedding.base import Embedder
 
-_HUMP = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")  # as train.py and ragls embed questions
 
-
-def pair_key(query: str, code: str) -> str:
-    return hashlib.sha1(f"{query.lower()}\0{code}".encode()).hexdigest()
+def package_negatives(
+    pairs: list[dict[str, str]], embedder: Embedder, pool_size: int, rng: random.Random
+) -> dict[str, str]:
+    """pair key -> a hard negative drawn from the `pool_size` chunks of these pairs (one
+    package) most similar to the pair's question, never its own code or a chunk whose
+    question is the same sentence."""
+    codes = sorted({pair["code"] for pair in pairs})
+    index = {c: i for i, c in enumerate(codes)}
+    asked: dict[int, set[str]] = defaultdict(set)
+    for pair in pairs:
+        asked[index[pair["code"]]].add(pair["query"].lower())
+    sims = (
+        embedder.embed_documents([question_text(pair["query"]) for pair in pairs]) @ embedder.embed_documents(codes).T
+    )
+    out: dict[str, str] = {}
+    for row, pair in enumerate(pairs):
+        pos = index[pair["code"]]
+        query = pair["query"].lower()
+        pool: list[int] = []
+        for col in np.argsort(-sims[row]):
+            if col != pos and query not in asked[int(col)]:
+                pool.append(int(col))
+                if len(pool) == pool_size:
+                    break
+        if pool:
+            out[pair_key(pair["query"], pair["code"])] = codes[rng.choice(pool)]
+    return out
 
 
 def main() -> int:
@@ -63,31 +87,10 @@ def main() -> int:
     written = 0
     with args.out.open("w", encoding="utf-8") as out:
         for n, (pkg, pairs) in enumerate(sorted(by_pkg.items())):
-            if len(pairs) < 2:
-                continue
-            codes = sorted({pair["code"] for pair in pairs})
-            index = {c: i for i, c in enumerate(codes)}
-            # Questions per code chunk, so a chunk documented by the same sentence is never a negative.
-            asked: dict[int, set[str]] = defaultdict(set)
-            for pair in pairs:
-                asked[index[pair["code"]]].add(pair["query"].lower())
-            cvec = embedder.embed_documents(codes)
-            qvec = embedder.embed_documents([_HUMP.sub(" ", pair["query"]) for pair in pairs])
-            sims = qvec @ cvec.T
-            for row, pair in enumerate(pairs):
-                pos = index[pair["code"]]
-                query = pair["query"].lower()
-                pool: list[int] = []
-                for col in np.argsort(-sims[row]):
-                    if col != pos and query not in asked[int(col)]:
-                        pool.append(int(col))
-                        if len(pool) == args.pool:
-                            break
-                if pool:
-                    neg = codes[rng.choice(pool)]
-                    out.write(json.dumps({"key": pair_key(pair["query"], pair["code"]), "negative": neg}) + "\n")
-                    written += 1
-            print(f"[{n + 1}/{len(by_pkg)}] {pkg}: {len(pairs)} pairs, {len(codes)} chunks", flush=True)
+            for key, neg in package_negatives(pairs, embedder, args.pool, rng).items():
+                out.write(json.dumps({"key": key, "negative": neg}) + "\n")
+                written += 1
+            print(f"[{n + 1}/{len(by_pkg)}] {pkg}: {len(pairs)} pairs", flush=True)
     print(f"{written} negatives -> {args.out}")
     return 0
 

@@ -32,9 +32,8 @@ from pathlib import Path
 import numpy as np
 import torch
 import torch.nn.functional as F
+from pairkey import pair_key, question_text
 from transformers import AutoModel, AutoTokenizer
-
-_HUMP = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")  # ragls.chunking.model.split_humps
 
 
 def parse_args() -> argparse.Namespace:
@@ -98,11 +97,6 @@ def make_batches(pairs: list[dict[str, str]], size: int, rng: random.Random) -> 
         batches.append(batch[:size])
     rng.shuffle(batches)
     return [b for b in batches if len(b) >= size // 2]
-
-
-def pair_key(query: str, code: str) -> str:
-    """mine_negatives.py's key of a pair."""
-    return hashlib.sha1(f"{query.lower()}\0{code}".encode()).hexdigest()
 
 
 _WORD = re.compile(r"\w+")
@@ -194,7 +188,7 @@ def main() -> int:
         if step >= planned["steps"]:
             break
         items = [pairs[i] for i in batch]
-        queries = [_HUMP.sub(" ", p["query"]) for p in items]
+        queries = [question_text(p["query"]) for p in items]
         codes = [p["code"] for p in items]
         negs = [negatives[k] for k in (pair_key(p["query"], p["code"]) for p in items) if k in negatives]
         q_enc = tok(queries, padding=True, truncation=True, max_length=args.query_tokens, return_tensors="pt")
