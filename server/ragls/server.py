@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import importlib
 import logging
 import os
 import sys
+import threading
 import uuid
 from collections.abc import Generator
 from pathlib import Path
@@ -31,6 +33,19 @@ if TYPE_CHECKING:
     from ragls.protocol import IndexStatus, RetrieveParams, RetrieveResultOut
 
 log = logging.getLogger("ragls")
+
+# What indexing and retrieval import (settings, protocol models, the pipeline, numpy): loaded in a
+# thread once `initialize` is answered, while the client sends `initialized` and its settings.
+_PRELOAD = ("ragls.shared_index", "ragls.answer")
+
+
+def preload() -> None:
+    try:
+        for name in _PRELOAD:
+            importlib.import_module(name)
+    except Exception:  # the import where the module is used reports it again
+        log.exception("preloading the index modules failed")
+
 
 _STATUS_INTERVAL = 0.5  # seconds between rag/statusChanged while counts move
 _PROGRESS_INTERVAL = 0.25
@@ -67,6 +82,8 @@ class RaglsProtocol(LanguageServerProtocol):
         result = yield from super().lsp_initialize(params)
         # Clients read the rag/* protocol version here (and in every IndexStatus).
         result.capabilities.experimental = {"ragls": {"protocolVersion": PROTOCOL_VERSION}}
+        # Runs after the answer is written (pygls writes it synchronously once this returns).
+        asyncio.get_running_loop().call_soon(threading.Thread(target=preload, name="ragls-preload", daemon=True).start)
         return result
 
     def structure_message(self, data: dict[str, Any]) -> Any:
@@ -158,6 +175,8 @@ class RaglsServer(LanguageServer):
             f.opening = False
 
     async def _open_folder(self, f: Folder) -> None:
+        # Imported off the event loop (requests keep being answered), usually already preloaded.
+        await asyncio.to_thread(importlib.import_module, "ragls.shared_index")
         from ragls.shared_index import SharedIndex
 
         loop = asyncio.get_running_loop()
