@@ -1,3 +1,10 @@
 """ragls: a code-retrieval language server backed by Qdrant."""
 
 __version__ = "0.1.0"
+
+# Bumped when a rag/* payload's meaning changes (docs/protocol.md, "Versions"). 2: degraded
+# retrieval answers results plus `warnings`, and `error` always means "no retrieval". 3:
+# multi-root workspaces (`folders` in rag/retrieve params and IndexStatus, `folder`/`folderUri`
+# per chunk). Here rather than in ragls.protocol so that `initialize` can announce it before
+# pydantic is imported.
+PROTOCOL_VERSION = 3

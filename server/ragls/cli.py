@@ -11,14 +11,20 @@ import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ragls import __version__
-from ragls.config import ResolvedSettings, Settings, SettingsError, resolve_settings
-from ragls.protocol import IndexStatus, RetrieveResultOut
-from ragls.status import build_status, progress_message
+
+# Settings, the protocol models and everything below them load on first use: the bare `ragls`
+# (the language server) must answer `initialize` before pydantic and the pipeline are imported.
+if TYPE_CHECKING:
+    from ragls.config import ResolvedSettings, Settings
+    from ragls.protocol import IndexStatus, RetrieveResultOut
 
 
 def _resolve(root: Path) -> ResolvedSettings:
+    from ragls.config import SettingsError, resolve_settings
+
     try:
         return resolve_settings(root)
     except SettingsError as exc:
@@ -39,7 +45,9 @@ def _root(arg: str) -> Path:
 def _index(root: Path, settings: Settings | ResolvedSettings, quiet: bool = False):  # type: ignore[no-untyped-def]
     """The folder's index, owned by this process or by the ragls process that owns it (an
     editor, an agent's `ragls mcp`), once it is up to date."""
+    from ragls.config import ResolvedSettings
     from ragls.shared_index import SharedIndex
+    from ragls.status import progress_message
 
     warnings: list[str] = []
     if isinstance(settings, ResolvedSettings):
@@ -153,6 +161,7 @@ def cmd_status(a: argparse.Namespace) -> int:
     from collections import Counter
 
     from ragls.protocol import EmbedderInfo, Progress, StoreInfo
+    from ragls.status import build_status
     from ragls.store import manifest_path
     from ragls.store.manifest import DELETING, DENSE, FAILED, LEXICAL, Manifest
 

@@ -8,10 +8,12 @@ from __future__ import annotations
 import asyncio
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 from urllib.parse import unquote, urlparse
 
-from ragls.config import Settings
-from ragls.shared_index import SharedIndex
+if TYPE_CHECKING:  # both load after `initialize` is answered (the server's start-up)
+    from ragls.config import Settings
+    from ragls.shared_index import SharedIndex
 
 
 class UnknownFolder(ValueError):
@@ -32,13 +34,26 @@ class Folder:
     path: Path  # resolved
     nested_in: str | None = None  # the folder that contains and indexes it
     # Run-time state, owned by the server: this folder's settings layers and its index.
-    settings: Settings = field(default_factory=Settings)
+    _settings: Settings | None = field(default=None, repr=False)
     settings_error: str | None = None
     warnings: list[str] = field(default_factory=list)
     index: SharedIndex | None = None
     ready: asyncio.Event = field(default_factory=asyncio.Event)  # set once its store is open
     removed: bool = False
     opening: bool = False  # its index is being opened (start-up and a folder change may overlap)
+
+    @property
+    def settings(self) -> Settings:
+        """The folder's merged settings; the defaults until the server has resolved its layers."""
+        if self._settings is None:
+            from ragls.config import Settings
+
+            self._settings = Settings()
+        return self._settings
+
+    @settings.setter
+    def settings(self, value: Settings) -> None:
+        self._settings = value
 
 
 class Folders:

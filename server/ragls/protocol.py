@@ -7,10 +7,7 @@ from typing import Annotated, Literal
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator
 from pydantic.alias_generators import to_camel
 
-# Bumped when a payload's meaning changes (docs/protocol.md, "Versions"). 2: degraded retrieval
-# answers results plus `warnings`, and `error` always means "no retrieval". 3: multi-root
-# workspaces (`folders` in rag/retrieve params and IndexStatus, `folder`/`folderUri` per chunk).
-PROTOCOL_VERSION = 3
+from ragls import PROTOCOL_VERSION  # re-exported: the version of these payloads
 
 
 def _not_blank(v: str) -> str:

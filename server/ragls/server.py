@@ -4,45 +4,48 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import importlib
 import logging
 import os
 import sys
+import threading
 import uuid
 from collections.abc import Generator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types
-from pydantic import ValidationError
 from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams, JsonRpcParseError
 from pygls.lsp.server import LanguageServer
 from pygls.protocol import LanguageServerProtocol
 from pygls.protocol.language_server import lsp_method
 
-from ragls import __version__
-from ragls.answer import failed, fuse
-from ragls.config import Settings, SettingsError, resolve_settings
+from ragls import PROTOCOL_VERSION, __version__
 from ragls.folders import Folder, Folders, UnknownFolder, uri_to_path
-from ragls.protocol import (
-    PROTOCOL_VERSION,
-    FolderStatus,
-    IndexStatus,
-    ReindexParams,
-    RetrieveParams,
-    RetrieveResultOut,
-)
-from ragls.retrieval import QueryError, compile_globs
-from ragls.service import starting_status
-from ragls.shared_index import SharedIndex
-from ragls.status import (
-    folder_entry,
-    progress_end_message,
-    progress_message,
-    progress_percentage,
-    workspace_status,
-)
+
+# Start-up: `initialize` is answered with pygls and the modules above only. Settings (pydantic),
+# the protocol models, the index and retrieval (numpy, tree-sitter, the store, the model) are
+# imported where first used, once the client has its answer.
+if TYPE_CHECKING:
+    from pydantic import ValidationError
+
+    from ragls.config import Settings
+    from ragls.protocol import IndexStatus, RetrieveParams, RetrieveResultOut
 
 log = logging.getLogger("ragls")
+
+# What indexing and retrieval import (settings, protocol models, the pipeline, numpy): loaded in a
+# thread once `initialize` is answered, while the client sends `initialized` and its settings.
+_PRELOAD = ("ragls.shared_index", "ragls.answer")
+
+
+def preload() -> None:
+    try:
+        for name in _PRELOAD:
+            importlib.import_module(name)
+    except Exception:  # the import where the module is used reports it again
+        log.exception("preloading the index modules failed")
+
 
 _STATUS_INTERVAL = 0.5  # seconds between rag/statusChanged while counts move
 _PROGRESS_INTERVAL = 0.25
@@ -79,6 +82,8 @@ class RaglsProtocol(LanguageServerProtocol):
         result = yield from super().lsp_initialize(params)
         # Clients read the rag/* protocol version here (and in every IndexStatus).
         result.capabilities.experimental = {"ragls": {"protocolVersion": PROTOCOL_VERSION}}
+        # Runs after the answer is written (pygls writes it synchronously once this returns).
+        asyncio.get_running_loop().call_soon(threading.Thread(target=preload, name="ragls-preload", daemon=True).start)
         return result
 
     def structure_message(self, data: dict[str, Any]) -> Any:
@@ -133,7 +138,11 @@ class RaglsServer(LanguageServer):
     @property
     def settings(self) -> Settings:
         """The first folder's settings: they size a multi-folder answer (topK, maxChars)."""
-        return self.folders.items[0].settings if self.folders.items else Settings()
+        if self.folders.items:
+            return self.folders.items[0].settings
+        from ragls.config import Settings
+
+        return Settings()
 
     def report_server_error(self, error: Exception, source: Any) -> None:
         # Unreadable input (malformed or absurdly deep JSON) gets a JSON-RPC parse error, not
@@ -166,6 +175,10 @@ class RaglsServer(LanguageServer):
             f.opening = False
 
     async def _open_folder(self, f: Folder) -> None:
+        # Imported off the event loop (requests keep being answered), usually already preloaded.
+        await asyncio.to_thread(importlib.import_module, "ragls.shared_index")
+        from ragls.shared_index import SharedIndex
+
         loop = asyncio.get_running_loop()
         assert self._wake is not None
         wake = self._wake
@@ -226,6 +239,8 @@ class RaglsServer(LanguageServer):
     def load_folder_settings(self, f: Folder) -> None:
         """Merge the layers for a folder (its own .ragls.toml); on a bad value fall back to fewer
         client layers, then to defaults and the folder file, as a typo must not stop indexing."""
+        from ragls.config import SettingsError, resolve_settings
+
         layers = [("initializationOptions", self.init_options), ("workspace/configuration", self.client_settings)]
         first_error: str | None = None
         for n in (2, 1, 0):
@@ -251,6 +266,8 @@ class RaglsServer(LanguageServer):
     # -- status and progress -----------------------------------------------------------------
     async def folder_status(self, f: Folder) -> tuple[IndexStatus, int]:
         """A folder's index status (this process's, or the owner's) and its count of index runs."""
+        from ragls.status import starting_status
+
         if f.index is None:
             why = f.settings_error or (None if f.path.is_dir() else f"{f.path} is not a folder")
             st = starting_status(f.path, f.settings, why)
@@ -268,8 +285,11 @@ class RaglsServer(LanguageServer):
 
     async def status(self) -> tuple[IndexStatus, int]:
         """The workspace's status (totals and one entry per folder) and the count of index runs."""
+        from ragls.protocol import FolderStatus
+        from ragls.status import folder_entry, starting_status, workspace_status
+
         if not self.folders.items:
-            return starting_status(None, Settings(), self.settings_error), 0
+            return starting_status(None, self.settings, self.settings_error), 0
         indexed = self.folders.indexed
         results = await asyncio.gather(*(self.folder_status(f) for f in indexed))
         own = {f.name: st for f, (st, _) in zip(indexed, results, strict=True)}
@@ -283,6 +303,8 @@ class RaglsServer(LanguageServer):
 
     async def _report_status(self) -> None:
         """Turn indexer state into $/progress and rag/statusChanged, throttled."""
+        from ragls.status import progress_end_message, progress_message, progress_percentage
+
         token: str | None = None
         last_key: tuple[str, str] | None = None
         last_counts: tuple[int, ...] | None = None
@@ -358,6 +380,9 @@ class RaglsServer(LanguageServer):
     async def retrieve(self, p: RetrieveParams) -> RetrieveResultOut:
         """Search the requested folders concurrently; one folder answers as itself, several
         are fused into one ranking (answer.fuse). Raises UnknownFolder and QueryError."""
+        from ragls.answer import failed, fuse
+        from ragls.protocol import RetrieveResultOut
+
         plan = self.folders.plan(p.folders, p.paths)
         if not self.folders.items:
             return failed(self.settings_error or "no workspace folder to search")
@@ -386,6 +411,9 @@ class RaglsServer(LanguageServer):
         return fuse(parts, p.query, top_k, max_chars, rs.symbol_boost)
 
     async def _retrieve_folder(self, f: Folder, p: RetrieveParams) -> RetrieveResultOut:
+        from ragls.answer import failed
+        from ragls.retrieval import QueryError
+
         index = f.index
         if index is None:
             return failed(f.settings_error or self.settings_error or "indexing has not started")
@@ -553,6 +581,10 @@ async def rag_index_status(ls: RaglsServer, _params: Any) -> dict[str, Any]:
 
 @server.feature("rag/reindex")
 async def rag_reindex(ls: RaglsServer, params: Any) -> dict[str, Any]:
+    from pydantic import ValidationError
+
+    from ragls.protocol import ReindexParams
+
     try:
         p = ReindexParams.model_validate(to_plain(params) or {})
     except ValidationError as exc:
@@ -569,6 +601,11 @@ async def rag_reindex(ls: RaglsServer, params: Any) -> dict[str, Any]:
 
 @server.feature("rag/retrieve")
 async def rag_retrieve(ls: RaglsServer, params: Any) -> dict[str, Any]:
+    from pydantic import ValidationError
+
+    from ragls.protocol import RetrieveParams
+    from ragls.retrieval import QueryError, compile_globs
+
     raw = to_plain(params)
     if not isinstance(raw, dict):
         raise JsonRpcInvalidParams("params must be an object with a 'query' string")

@@ -31,11 +31,6 @@ LOCAL = "local"  # the document source of the owner process's own editor
 _SYMBOL_SCAN = 512  # definitions read per lookup before ranking; names are rarely that common
 
 
-def starting_status(root: Path | None, settings: Settings, message: str | None) -> IndexStatus:
-    """The status before an index exists: starting, or an error when `message` says why not."""
-    return build_status(root, settings, None, settings_error=message)
-
-
 class IndexService:
     def __init__(
         self,

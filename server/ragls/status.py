@@ -64,6 +64,11 @@ def build_status(
     return st
 
 
+def starting_status(root: Path | None, settings: Settings, message: str | None) -> IndexStatus:
+    """The status before an index exists: starting, or an error when `message` says why not."""
+    return build_status(root, settings, None, settings_error=message)
+
+
 def folder_entry(name: str, uri: str, path: Path, st: IndexStatus, nested_in: str | None = None) -> FolderStatus:
     """A folder's line in `IndexStatus.folders`: its index's counters, or (nested in the folder
     that indexes it) that folder's state with zero counters."""

@@ -7,7 +7,7 @@ from pathlib import Path
 from ragls.config import Settings
 from ragls.mcp_server import TOOLS, RaglsMcp, status_text
 from ragls.protocol import ChunkOut, Position, Progress, Range, RetrieveResultOut
-from ragls.service import starting_status
+from ragls.status import starting_status
 from ragls.shared_index import CLIENT
 
 CHUNK = ChunkOut(
