@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import re
-from pathlib import PurePosixPath
 
 # Languages chunked along the syntax tree (tree-sitter-language-pack grammar names).
 CODE_EXTENSIONS: dict[str, str] = {
@@ -94,10 +93,13 @@ TEXT_FILENAMES: dict[str, str] = {
 
 def language_of(rel_path: str) -> str | None:
     """The language of a workspace-relative path, or None if ragls does not index it."""
-    p = PurePosixPath(rel_path)
-    if p.name in TEXT_FILENAMES:
-        return TEXT_FILENAMES[p.name]
-    ext = p.suffix.lower()
+    # PurePosixPath's name and suffix rules, without building a path: discovery asks this of
+    # every file, twice.
+    name = rel_path.rstrip("/").rsplit("/", 1)[-1]
+    if name in TEXT_FILENAMES:
+        return TEXT_FILENAMES[name]
+    dot = name.rfind(".")
+    ext = name[dot:].lower() if 0 < dot < len(name) - 1 else ""
     return CODE_EXTENSIONS.get(ext) or MARKDOWN_EXTENSIONS.get(ext) or TEXT_EXTENSIONS.get(ext)
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-import pathspec
+from ragls.gitignore import PatternSet
 
 # gitignore syntax, matched against the workspace-relative path.
 SECRET_FILE_PATTERNS = [
@@ -48,7 +48,7 @@ SECRET_FILE_PATTERNS = [
     "*.gpg",
     "*.asc",
 ]
-SECRET_FILES = pathspec.GitIgnoreSpec.from_lines(SECRET_FILE_PATTERNS)
+SECRET_FILES = PatternSet(SECRET_FILE_PATTERNS)
 
 # Tokens with well-known prefixes or shapes. A match redacts the whole line.
 _SECRET_LINE = re.compile(
@@ -66,7 +66,7 @@ REDACTED = "[REDACTED: secret-looking line removed by ragls]"
 
 
 def is_secret_file(rel_path: str) -> bool:
-    return SECRET_FILES.match_file(rel_path)
+    return SECRET_FILES.matches(rel_path)
 
 
 def redact(text: str) -> tuple[str, int]:

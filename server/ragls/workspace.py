@@ -18,6 +18,7 @@ from pathlib import Path
 import pathspec
 
 from ragls.config import Settings
+from ragls.gitignore import PatternSet
 from ragls.languages import language_of
 from ragls.secrets import is_secret_file
 
@@ -117,23 +118,23 @@ class IgnoreRules:
 
     def __init__(self, root: Path, settings: Settings) -> None:
         self.root = root
-        self._base = pathspec.GitIgnoreSpec.from_lines(DEFAULT_EXCLUDES)
+        self._base = PatternSet(DEFAULT_EXCLUDES)
         top_lines: list[str] = []
         info_exclude = root / ".git" / "info" / "exclude"
         top_lines += _read_lines(info_exclude)
-        self._top = pathspec.GitIgnoreSpec.from_lines(top_lines)
-        self._user = pathspec.GitIgnoreSpec.from_lines(settings.exclude)
+        self._top = PatternSet(top_lines)
+        self._user = PatternSet(settings.exclude)
         self._include = pathspec.GitIgnoreSpec.from_lines(settings.include) if settings.include else None
-        self._dir_specs: dict[str, pathspec.GitIgnoreSpec | None] = {}
+        self._dir_specs: dict[str, PatternSet | None] = {}
 
     def invalidate(self) -> None:
         self._dir_specs.clear()
 
-    def _spec_for_dir(self, rel_dir: str) -> pathspec.GitIgnoreSpec | None:
+    def _spec_for_dir(self, rel_dir: str) -> PatternSet | None:
         if rel_dir not in self._dir_specs:
             d = self.root / rel_dir if rel_dir else self.root
             lines = _read_lines(d / ".gitignore") + _read_lines(d / ".ragignore")
-            self._dir_specs[rel_dir] = pathspec.GitIgnoreSpec.from_lines(lines) if lines else None
+            self._dir_specs[rel_dir] = PatternSet(lines) if lines else None
         return self._dir_specs[rel_dir]
 
     def ignored(self, rel: str, is_dir: bool) -> bool:
@@ -141,7 +142,7 @@ class IgnoreRules:
         probe = rel + "/" if is_dir else rel
         verdict: bool | None = None
         for spec in (self._base, self._top):
-            r = spec.check_file(probe).include
+            r = spec.verdict(probe)
             if r is not None:
                 verdict = r
         parts = rel.split("/")
@@ -151,10 +152,10 @@ class IgnoreRules:
             if spec is None:
                 continue
             sub = "/".join(parts[depth:]) + ("/" if is_dir else "")
-            r = spec.check_file(sub).include
+            r = spec.verdict(sub)
             if r is not None:
                 verdict = r
-        r = self._user.check_file(probe).include
+        r = self._user.verdict(probe)
         if r is not None:
             verdict = r
         return bool(verdict)

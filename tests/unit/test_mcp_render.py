@@ -7,8 +7,8 @@ from pathlib import Path
 from ragls.config import Settings
 from ragls.mcp_server import TOOLS, RaglsMcp, status_text
 from ragls.protocol import ChunkOut, Position, Progress, Range, RetrieveResultOut
-from ragls.status import starting_status
 from ragls.shared_index import CLIENT
+from ragls.status import starting_status
 
 CHUNK = ChunkOut(
     uri="file:///w/a.py",

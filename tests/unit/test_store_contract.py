@@ -531,6 +531,9 @@ class HashEmbedder:
     def embed_documents(self, texts: list[str]) -> np.ndarray:
         return np.array([unit(t) for t in texts], dtype=np.float32).reshape(len(texts), DIM)
 
+    def batches(self, texts: list[str]) -> list[list[int]]:
+        return [list(range(i, min(i + 16, len(texts)))) for i in range(0, len(texts), 16)]
+
     def embed_query(self, text: str) -> np.ndarray:
         return unit(text)
 

@@ -195,6 +195,10 @@ class HttpEmbedder:
         ]
         return np.vstack(parts)
 
+    def batches(self, texts: list[str]) -> list[list[int]]:
+        n = len(texts)
+        return [list(range(i, min(i + self.batch_size, n))) for i in range(0, n, self.batch_size)]
+
     def embed_query(self, text: str) -> np.ndarray:
         quick = replace(
             self.policy,
