@@ -79,6 +79,11 @@ class Tuning:
     merge: bool = True  # merge overlapping/adjacent chunks of one file into one hit
     split_query_humps: bool = True  # `parseHeader` -> `parse Header` before embedding
     limit_factor: int = 4  # fused hits fetched per requested hit (room for caps and demotion)
+    # A query that spells out no code name (query_symbols) is prose: the code-tuned dense model
+    # ranks it better and BM25 over its English words mostly adds noise, so its lexical weight
+    # is scaled down to a tie-breaker; a query naming code keeps the full lexical weight.
+    # 0.2 chosen on dev, confirmed on held-out (docs/evaluation.md).
+    prose_lexical_factor: float = 0.2
 
 
 DEFAULT_TUNING = Tuning()
@@ -299,6 +304,11 @@ def lexical_rerank(query: str, hits: list[Hit]) -> list[Hit]:
     return [h for _, _, h in scored]
 
 
+def lexical_weight(query: str, settings: RetrievalSettings, tuning: Tuning = DEFAULT_TUNING) -> float:
+    """The lexical prefetch's RRF weight for this query (see Tuning.prose_lexical_factor)."""
+    return settings.lexical_weight * (1.0 if query_symbols(query) else tuning.prose_lexical_factor)
+
+
 def retrieve(
     store: Store,
     embedder: Embedder | None,
@@ -329,7 +339,7 @@ def retrieve(
         languages=languages,
         symbol_names=symbols,
         fusion=settings.fusion,
-        weights=(settings.dense_weight, settings.lexical_weight, tuning.symbol_weight),
+        weights=(settings.dense_weight, lexical_weight(query, settings, tuning), tuning.symbol_weight),
         rrf_k=tuning.rrf_k,
     )
     hits = [_to_hit(h) for h in store.search(req)]

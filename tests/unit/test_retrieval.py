@@ -20,6 +20,7 @@ from ragls.retrieval import (
     dedupe,
     demote_tests,
     is_test_path,
+    lexical_weight,
     lookup_symbols,
     query_symbols,
     retrieve,
@@ -231,3 +232,13 @@ def test_retrieve_defaults_are_the_measured_ones() -> None:
     assert DEFAULT_TUNING == Tuning() and 1 <= DEFAULT_TUNING.rrf_k <= 60
     assert 0 < DEFAULT_TUNING.test_penalty <= 1
     assert callable(retrieve)
+
+
+def test_prose_queries_weigh_lexical_down_queries_naming_code_keep_it() -> None:
+    s = RetrievalSettings()
+    assert lexical_weight("Return the total price of the items in the cart.", s) == pytest.approx(
+        0.2 * s.lexical_weight
+    )
+    for query in ("Invoice compute_total", "where is parseHeader called", "what does `render` do", "Cart.total"):
+        assert lexical_weight(query, s) == s.lexical_weight, query
+    assert lexical_weight("how are retries done", RetrievalSettings(lexical_weight=0.5)) == pytest.approx(0.1)
