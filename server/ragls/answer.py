@@ -14,7 +14,7 @@ from ragls.config import RetrievalSettings
 from ragls.context import ContextChunk, format_context
 from ragls.embedding import EmbeddingError
 from ragls.protocol import ChunkOut, RetrieveResultOut
-from ragls.retrieval import lookup_symbols, retrieve, retrieve_result, symbol_first
+from ragls.retrieval import lookup_symbols, query_symbols, retrieve, retrieve_result, symbol_first
 
 if TYPE_CHECKING:
     from ragls.indexer import Indexer
@@ -39,6 +39,7 @@ def answer(
     """Blocking (run it off the event loop). Never raises for a store or provider failure."""
     if idx.store is None or idx.fatal:
         return failed(idx.fatal or "index is not available")
+    idx.seek(query_symbols(query))  # mid-pass: files naming what was asked go first
     warnings: list[str] = []
     if idx.breaker.is_open:
         # The provider is known to be down: do not make the user wait for its timeouts.

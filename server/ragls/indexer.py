@@ -20,6 +20,7 @@ import threading
 import time
 from collections import Counter, deque
 from collections.abc import Callable, Iterable
+from concurrent.futures import Future
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from enum import StrEnum
@@ -28,17 +29,19 @@ from typing import TYPE_CHECKING, Any
 
 from ragls.chunking.model import embedding_text
 from ragls.config import Settings, cache_root
-from ragls.embedding import Embedder, EmbeddingError, make_embedder
+from ragls.embedding import Embedder, EmbeddingError, local_identity, make_embedder
 from ragls.embedding.cache import EmbeddingCache
 from ragls.faults import Backoff, CircuitBreaker, Fault
 from ragls.languages import language_of
 from ragls.prepare import FileJob, Prepared, PreparePool, prepare_file
 from ragls.protocol import CacheInfo, ErrorOut, IndexStatus, Progress
 from ragls.secrets import is_secret_file
+from ragls.seek import Seeker
 from ragls.status import embedder_info, store_info
 from ragls.store import PointData, Store, StoreCorrupt, StoreError, StoreFull, open_index
 from ragls.store.manifest import DELETING, DENSE, LEXICAL, FileRecord, Manifest
-from ragls.workspace import IgnoreRules, classify, discover, link_skip
+from ragls.threads import in_thread, lower_priority
+from ragls.workspace import Discovery, IgnoreRules, classify, discover, link_skip
 
 if TYPE_CHECKING:
     from concurrent.futures import Future
@@ -217,6 +220,21 @@ class Indexer:
         self.pool_min_files = _POOL_MIN_FILES  # tests lower it to exercise the pool on small folders
         self._redone: set[str] | None = None  # indexed by a change while a pooled pass runs
         self._flushed_at = time.monotonic()
+        self._discovery: Future[Discovery] | None = None  # the first scan's, begun by _open
+        # Files that spell a name a question asked for (seek.py), still waiting in a pass:
+        # indexed at the next batch boundary instead of in pass order. (Opened and saved
+        # files are changes, which a pass handles at its next boundary already.)
+        self._urgent: dict[str, None] = {}
+        self._identity: tuple[str, int] | None = None  # (model id, dimension) of the open index
+        self.scans = 0
+        self.seeker = Seeker(
+            self.root,
+            settings.max_file_bytes,
+            self._waiting,
+            self.prioritize,
+            lambda: self.scans,
+            settings.indexing.nice,
+        )
         self.pooled_passes = 0  # lexical passes prepared by worker processes, for tests and benchmarks
 
     # -- public, thread-safe -----------------------------------------------------------------
@@ -254,6 +272,21 @@ class Indexer:
             self.open_docs[rel] = text
         self._jobs.put(("paths", {rel}))
 
+    def prioritize(self, paths: Iterable[str]) -> None:
+        """Index these (if still waiting) at the next batch boundary of the running pass."""
+        with self._lock:
+            self._urgent.update(dict.fromkeys(paths))
+
+    def seek(self, names: list[str]) -> None:
+        """A question named these definitions: while files wait, send the ones that spell a
+        name ahead (seek.py). Returns at once."""
+        if names and self.pending:
+            self.seeker.seek(names)
+
+    def _waiting(self) -> list[str]:
+        with self._lock:
+            return [p for p in self.pending if p not in self._urgent]
+
     def close_document(self, rel: str) -> None:
         with self._lock:
             had = self.open_docs.pop(rel, None) is not None
@@ -265,6 +298,7 @@ class Indexer:
         under a write). Returns True when the store is closed within `timeout`."""
         self._stop.set()
         self._jobs.put(("stop", None))
+        self.seeker.stop()
         if self._thread is None:
             self._close()
             self.closed.set()
@@ -431,10 +465,10 @@ class Indexer:
             self._on_change()
 
     def _quarantine(self, why: str) -> None:
-        assert self._embedder is not None
+        assert self._identity is not None
         from ragls.store import index_dir
 
-        d = index_dir(self.root, self.settings, self._embedder.model_id, self._embedder.dimension)
+        d = index_dir(self.root, self.settings, *self._identity)
         aside = d.with_name(f"{d.name}.broken-{int(time.time())}")
         log.error("%s; moved it to %s and rebuilding", why, aside)
         self._error("", f"{why}; moved aside to {aside.name}, rebuilding the index")
@@ -514,8 +548,8 @@ class Indexer:
     def _index_pending(self) -> None:
         """Files discovered but not yet indexed (after a scan, or left by a failed batch)."""
         with self._lock:
-            opened = set(self.open_docs)
-            todo = sorted(self.pending, key=lambda r: (r not in opened, r))
+            first = set(self.open_docs) | self._urgent.keys()
+            todo = sorted(self.pending, key=lambda r: (r not in first, r))
         self.phase = Phase.LEXICAL
         if not self._index_many(todo, handle_jobs=False):
             return  # changes and scans go first; the rest stays pending
@@ -586,6 +620,7 @@ class Indexer:
         self._on_change()
         if self._stop.is_set():
             return False
+        self._index_urgent()
         if not self._jobs.empty():
             if not handle_jobs:
                 return False
@@ -597,29 +632,53 @@ class Indexer:
                 self._apply_changes(jobs.paths)
         return True
 
+    def _index_urgent(self) -> None:
+        """Asked-for files still waiting: a batch of them now, in this thread (the running pass
+        drops its own results for them, like for a change)."""
+        with self._lock:
+            if not self._urgent:
+                return
+            ready = [p for p in self._urgent if p in self.pending]
+            todo = ready[:_LEXICAL_BATCH_FILES]
+            self._urgent = dict.fromkeys(ready[_LEXICAL_BATCH_FILES:])
+        if todo:
+            if self._redone is not None:
+                self._redone.update(todo)
+            self._index_files(todo)
+
     def _open(self) -> None:
+        lower_priority(self.settings.indexing.nice)
+        # A warm start is mostly waiting: the shard loads (holding the GIL), the bundled model
+        # loads (ONNX Runtime releases it) and the first scan's discovery walks the tree. The
+        # model and the discovery run in threads of their own while the shard opens.
         nice = self.settings.indexing.nice
-        if nice and hasattr(os, "setpriority"):
-            try:  # on Linux this niceness applies to this thread (and ONNX threads it starts)
-                os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), nice)
-            except OSError:
-                pass
-        if self._embedder is None:
-            self._embedder = make_embedder(self.settings.embedder)
-        emb = self._embedder
+        self.rules.invalidate()
+        self._discovery = in_thread(nice, discover, self.root, self.settings, self.rules)
+        loading: Future[Embedder] | None = None
+        identity = local_identity(self.settings.embedder) if self._embedder is None else None
+        if identity is not None:
+            loading = in_thread(nice, make_embedder, self.settings.embedder)
+            model_id, dimension = identity
+        else:
+            if self._embedder is None:
+                self._embedder = make_embedder(self.settings.embedder)
+            model_id, dimension = self._embedder.model_id, self._embedder.dimension
+        self._identity = (model_id, dimension)  # the index's key, for _quarantine
         self.store, manifest_path, self.notice = open_index(
-            self.root, self.settings, emb.model_id, emb.dimension, self._store_wait
+            self.root, self.settings, model_id, dimension, self._store_wait
         )
         self._index_dir = manifest_path.parent if self.store.kind == "edge" else None
         self._index_ino = _inode(self._index_dir) if self._index_dir else None
         if self.notice:
             log.warning("%s", self.notice)
         self.manifest = Manifest(manifest_path)
-        self.cache = EmbeddingCache(cache_root(self.settings) / "embeddings.sqlite", emb.model_id, emb.dimension)
+        self.cache = EmbeddingCache(cache_root(self.settings) / "embeddings.sqlite", model_id, dimension)
         records = Records(self.manifest.all().items())
         with self._lock:
             self.records = records
         self._reconcile()
+        if loading is not None:
+            self._embedder = loading.result()
         _freeze_heap()
         self._jobs.put(("scan", False))
 
@@ -712,11 +771,16 @@ class Indexer:
         assert self.store is not None and self.manifest is not None
         self.phase = Phase.DISCOVERING
         self.runs += 1
+        self.scans += 1
         self._on_change()
         if full:
             self._remove(list(self.records))
-        self.rules.invalidate()
-        found = discover(self.root, self.settings, self.rules)
+        early, self._discovery = self._discovery, None
+        if early is not None and not full:
+            found = early.result()  # started when the index opened, moments ago
+        else:
+            self.rules.invalidate()
+            found = discover(self.root, self.settings, self.rules)
         current = {f.rel: f for f in found.files}
         with self._lock:
             self.skipped_paths = dict(found.skipped_files)

@@ -161,6 +161,7 @@ class IndexService:
         store = self.indexer.store
         assert store is not None
         wanted = re.sub(r"::|#", ".", p.name.strip()).strip(".")
+        self.indexer.seek([wanted])
         try:
             stored = store.by_symbol([wanted.lower()], _SYMBOL_SCAN)
         except Exception as exc:

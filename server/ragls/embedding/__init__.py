@@ -8,7 +8,7 @@ import threading
 from ragls.config import EmbedderSettings
 from ragls.embedding.base import Embedder, EmbeddingError
 
-__all__ = ["Embedder", "EmbeddingError", "make_embedder"]
+__all__ = ["Embedder", "EmbeddingError", "local_identity", "make_embedder"]
 
 # One bundled model per process and configuration: a multi-root workspace runs one indexer per
 # folder, and each would otherwise load its own ONNX sessions (~145 MB). The sessions are safe
@@ -17,6 +17,16 @@ __all__ = ["Embedder", "EmbeddingError", "make_embedder"]
 # inherit, as they would without sharing.
 _local: dict[tuple[int, int, int], Embedder] = {}
 _local_lock = threading.Lock()
+
+
+def local_identity(settings: EmbedderSettings) -> tuple[str, int] | None:
+    """The bundled model's id and dimension, known without loading it; None for an HTTP
+    provider, whose dimension may take a request to learn."""
+    if settings.provider != "local":
+        return None
+    from ragls.embedding.onnx_local import DIMENSION, model_id
+
+    return model_id(), DIMENSION
 
 
 def make_embedder(settings: EmbedderSettings) -> Embedder:

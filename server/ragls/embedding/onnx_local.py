@@ -24,11 +24,15 @@ DIMENSION = 384
 _TOKEN_BUDGET = 2048
 
 
+def model_id() -> str:
+    return f"{MODEL_NAME}-int8"
+
+
 class LocalOnnxEmbedder:
     provider = "local"
 
     def __init__(self, settings: EmbedderSettings) -> None:
-        self.model_id = f"{MODEL_NAME}-int8"
+        self.model_id = model_id()
         self.dimension = DIMENSION
         self.batch_size = settings.batch_size
         self._tok = Tokenizer.from_file(str(MODEL_DIR / "tokenizer.json"))
