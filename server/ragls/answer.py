@@ -41,6 +41,8 @@ def answer(
         return failed(idx.fatal or "index is not available")
     idx.seek(query_symbols(query))  # mid-pass: files naming what was asked go first
     warnings: list[str] = []
+    if idx.embedder is None and settings.mode != "lexical":
+        warnings.append("the embedding model is still loading; results are lexical only")
     if idx.breaker.is_open:
         # The provider is known to be down: do not make the user wait for its timeouts.
         settings = settings.model_copy(update={"mode": "lexical"})

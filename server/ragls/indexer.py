@@ -678,6 +678,11 @@ class Indexer:
             self.records = records
         self._reconcile()
         if loading is not None:
+            if not loading.done():
+                # The index can answer now, lexically, while the model finishes loading
+                # (answer.py says so in its warnings): no question waits for ONNX Runtime.
+                self.ready.set()
+                self._on_change()
             self._embedder = loading.result()
         _freeze_heap()
         self._jobs.put(("scan", False))
