@@ -1,4 +1,4 @@
-"""The bundled, offline embedder: ragls-code-minilm-l6-v3 (all-MiniLM-L6-v2 fine-tuned on
+"""The bundled, offline embedder: ragls-code-minilm-l6-v4 (all-MiniLM-L6-v2 fine-tuned on
 doc-to-code pairs) as int8 ONNX, via onnxruntime and tokenizers (no torch). Provenance and
 training in docs/embedding-model.md."""
 
@@ -17,7 +17,7 @@ from ragls.config import EmbedderSettings
 MODEL_DIR = Path(__file__).parent / "model"
 # Part of the model id, which keys indexes, manifests and the embedding cache: a new name
 # whenever the weights change, so vectors of two models are never mixed.
-MODEL_NAME = "ragls-code-minilm-l6-v3"
+MODEL_NAME = "ragls-code-minilm-l6-v4"
 DIMENSION = 384
 # Rows x padded tokens per document batch: 8 rows of 256 tokens, 16 of 128. The arena peak
 # grows with it (~1 GB at 32 x 256, ~320 MB at 8 x 256, measured with bench/memprobe.py).
