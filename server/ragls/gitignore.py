@@ -4,8 +4,11 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
 import pathspec
+
+_ANY_DEPTH = "^(?:.+/)?"
 
 
 class PatternSet:
@@ -23,16 +26,28 @@ class PatternSet:
             if p.include is not None and isinstance(p.regex, re.Pattern)
         ]
         self._empty = not alts
-        self._any: re.Pattern[str] | None = None
+        self._any: Callable[[str], re.Match[str] | None] | None = None
         if alts:
+            # Most patterns match at any depth (`^(?:.+/)?name...`): one shared prefix, so the
+            # engine walks a path's slashes once rather than once per pattern.
+            deep = [a[len(_ANY_DEPTH) :] for a in alts if a.startswith(_ANY_DEPTH)]
+            rest = [a for a in alts if not a.startswith(_ANY_DEPTH)]
+            parts = [f"(?:{a})" for a in rest]
+            if deep:
+                parts.append(_ANY_DEPTH + "(?:" + "|".join(f"(?:{a})" for a in deep) + ")")
             try:
-                self._any = re.compile("|".join(f"(?:{a})" for a in alts))
+                joined = re.compile("|".join(parts))
             except re.error:  # a pattern the join cannot hold: the spec checks pattern by pattern
-                self._any = None
+                joined = None
+            if joined is not None:
+                # pathspec anchors every pattern at the start (`^`): then `match` gives the
+                # verdict of `search` without trying each later position (40 % of discovery).
+                anchored = all(a.startswith("^") for a in alts)
+                self._any = joined.match if anchored else joined.search
 
     def verdict(self, path: str) -> bool | None:
         """True: matched (ignored), False: re-included by a negation, None: no pattern matches."""
-        if self._empty or (self._any is not None and self._any.search(path) is None):
+        if self._empty or (self._any is not None and self._any(path) is None):
             return None
         return self.spec.check_file(path).include
 
