@@ -23,7 +23,19 @@ _LINES = [
     "[xy]z.py",
 ]
 _NAMES = ["a.py", "keep.log", "x.log", "top-only.txt", "#literal", "abc", "yz.py", ".env", "id_rsa", "m.min.js", "b"]
-_DIRS = ["", "src/", "build/", "build/keep/", "node_modules/", "docs/a/", "pkg/.git/", "deep/x/y/"]
+_DIRS = [
+    "",
+    "src/",
+    "build/",
+    "build/keep/",
+    "node_modules/",
+    "docs/a/",
+    "pkg/.git/",
+    "deep/x/y/",
+    "src/node_modules/pkg/",
+    "x/build/keep/y/",
+    "a/docs/b/c/",
+]
 
 
 def _paths() -> list[str]:
