@@ -39,7 +39,8 @@ def answer(
     """Blocking (run it off the event loop). Never raises for a store or provider failure."""
     if idx.store is None or idx.fatal:
         return failed(idx.fatal or "index is not available")
-    idx.seek(query_symbols(query))  # mid-pass: files naming what was asked go first
+    if idx.pending:  # mid-pass: files naming what was asked go first
+        idx.seek(query_symbols(query))
     warnings: list[str] = []
     if idx.embedder is None and settings.mode != "lexical":
         warnings.append("the embedding model is still loading; results are lexical only")

@@ -647,11 +647,11 @@ class Indexer:
             self._index_files(todo)
 
     def _open(self) -> None:
-        lower_priority(self.settings.indexing.nice)
+        nice = self.settings.indexing.nice
+        lower_priority(nice)
         # A warm start is mostly waiting: the shard loads (holding the GIL), the bundled model
         # loads (ONNX Runtime releases it) and the first scan's discovery walks the tree. The
         # model and the discovery run in threads of their own while the shard opens.
-        nice = self.settings.indexing.nice
         self.rules.invalidate()
         self._discovery = in_thread(nice, discover, self.root, self.settings, self.rules)
         loading: Future[Embedder] | None = None

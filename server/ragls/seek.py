@@ -10,7 +10,9 @@ once per pass."""
 from __future__ import annotations
 
 import logging
+import os
 import queue
+import stat
 import threading
 from collections.abc import Callable, Iterable
 from pathlib import Path
@@ -38,12 +40,12 @@ def files_naming(
     if not wanted:
         return []
     counts: dict[bytes, list[tuple[int, str]]] = {w: [] for w in wanted}
+    base = str(root)
     for rel in paths:
-        try:
-            with open(root / rel, "rb") as fh:
-                data = fh.read(max_bytes).lower()
-        except OSError:
+        data = _read_regular(os.path.join(base, rel), max_bytes)
+        if data is None:
             continue
+        data = data.lower()
         for w in wanted:
             if (n := data.count(w)) > 0:
                 counts[w].append((n, rel))
@@ -52,6 +54,24 @@ def files_naming(
         for _, rel in sorted(counts[w], key=lambda t: (-t[0], t[1]))[:limit]:
             out[rel] = None
     return list(out)
+
+
+def _read_regular(path: str, max_bytes: int) -> bytes | None:
+    """The head of a regular file, or None. A waiting file may have been replaced since discovery
+    (by a FIFO that would block the read, by a link): those are left to the pass, which checks."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOFOLLOW", 0))
+    except OSError:
+        return None
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return None
+        with os.fdopen(fd, "rb", closefd=False) as fh:
+            return fh.read(max_bytes)
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
 
 
 class Seeker:

@@ -71,7 +71,8 @@ def test_files_naming_matches_any_case_most_mentions_first(tmp_path: Path) -> No
     (tmp_path / "a.py").write_text("def parse_header(): pass\n")
     (tmp_path / "b.py").write_text("PARSE_HEADER = 1\nparse_header(parse_header)\n")
     (tmp_path / "c.py").write_text("nothing here\n")
-    paths = ["a.py", "b.py", "c.py", "gone.py"]  # a vanished file is passed over
+    os.mkfifo(tmp_path / "d.py")  # replaced by a FIFO since discovery: passed over, never blocks
+    paths = ["a.py", "b.py", "c.py", "d.py", "gone.py"]  # a vanished file is passed over
     assert files_naming(tmp_path, paths, ["parse_header"], 1 << 20) == ["b.py", "a.py"]
     assert files_naming(tmp_path, paths, ["mod.Parse_Header"], 1 << 20, limit=1) == ["b.py"]
     assert files_naming(tmp_path, paths, ["absent_name"], 1 << 20) == []
