@@ -207,15 +207,28 @@ def token_id(token: str) -> int:
     return zlib.crc32(token.encode("utf-8")) & 0x7FFFFFFF
 
 
+@lru_cache(maxsize=200_000)
+def _term_ids(ident: str) -> tuple[int, ...]:
+    return tuple(token_id(t) for t in _terms(ident))
+
+
 def sparse_vector(text: str) -> tuple[list[int], list[float]]:
     """BM25 document weights tf*(k1+1) / (tf + k1*(1 - b + b*len/AVG_LEN)): repeated terms
     saturate, and a long chunk does not win just by containing more words."""
-    counts = Counter(token_id(t) for t in tokenize(text))
-    if not counts:
+    # Term ids cached per identifier: the same identifiers recur across a project's chunks,
+    # so most of a chunk costs a dictionary lookup (the lexical pass's workers spend a
+    # quarter of their time here, docs/performance.md).
+    ids: list[int] = []
+    extend = ids.extend
+    for ident in _IDENT.findall(text):
+        extend(_term_ids(ident))
+    if not ids:
         return [], []
-    norm = K1 * (1.0 - B + B * sum(counts.values()) / AVG_LEN)
+    counts = Counter(ids)
+    norm = K1 * (1.0 - B + B * len(ids) / AVG_LEN)
     idx = sorted(counts)
-    return idx, [counts[i] * (K1 + 1.0) / (counts[i] + norm) for i in idx]
+    k1 = K1 + 1.0
+    return idx, [counts[i] * k1 / (counts[i] + norm) for i in idx]
 
 
 def query_vector(text: str) -> tuple[list[int], list[float]]:
