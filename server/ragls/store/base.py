@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -36,7 +37,7 @@ class StoreFull(StoreError):
 @dataclass
 class PointData:
     id: str
-    sparse: tuple[list[int], list[float]]
+    sparse: tuple[Sequence[int], Sequence[float]]
     payload: dict[str, Any]
     dense: np.ndarray | None = None
 
