@@ -311,6 +311,9 @@ def cmd_schema(a: argparse.Namespace) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
+    from ragls import memory
+
+    memory.limit_arenas()  # before any thread exists (ragls/memory.py)
     parser = argparse.ArgumentParser(prog="ragls", description="Code-retrieval language server.")
     parser.add_argument("--version", action="version", version=f"ragls {__version__}")
     parser.add_argument("-v", "--verbose", action="store_true", help="debug logging on stderr")

@@ -27,6 +27,7 @@ from enum import StrEnum
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ragls import memory
 from ragls.chunking.model import embedding_text
 from ragls.config import Settings, cache_root
 from ragls.embedding import Embedder, EmbeddingError, local_identity, make_embedder
@@ -618,6 +619,7 @@ class Indexer:
 
     def _between_batches(self, handle_jobs: bool) -> bool:
         self._on_change()
+        memory.trim()
         if self._stop.is_set():
             return False
         self._index_urgent()
@@ -1087,6 +1089,7 @@ class Indexer:
             self.embeds += len(texts)
             log.debug("embedded %d chunks", len(texts))
             self._store_dense(part, list(vecs), cache=True)
+            memory.trim()  # this call's buffers (ONNX Runtime, numpy, the store's) are freed now
             if not self._jobs.empty() or self._stop.is_set():
                 return  # let queued changes go first; the backfill resumes after
         # Ids that vanished from the store between steps: rewrite those chunks from the file
