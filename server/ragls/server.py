@@ -36,7 +36,8 @@ log = logging.getLogger("ragls")
 
 # What indexing and retrieval import (settings, protocol models, the pipeline, numpy): loaded in a
 # thread once `initialize` is answered, while the client sends `initialized` and its settings.
-_PRELOAD = ("ragls.shared_index", "ragls.answer")
+# The status models first: a client asks for rag/indexStatus right after `initialized`.
+_PRELOAD = ("ragls.status", "ragls.shared_index", "ragls.answer")
 
 
 def preload() -> None:
@@ -389,6 +390,8 @@ class RaglsServer(LanguageServer):
         if not plan:
             return RetrieveResultOut(context="", chunks=[], took_ms=0.0)
         if any(f.index is None for f, _ in plan) and not self.started.is_set():
+            if fresh := await self._first_index(plan):
+                return fresh
             # `initialized` is still reading the client's settings: wait rather than answer empty.
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self.started.wait(), 10)
@@ -409,6 +412,20 @@ class RaglsServer(LanguageServer):
         )
         parts = [(f.name, f.uri, res) for (f, _), res in zip(plan, answers, strict=True)]
         return fuse(parts, p.query, top_k, max_chars, rs.symbol_boost)
+
+    async def _first_index(self, plan: list[tuple[Folder, list[str] | None]]) -> RetrieveResultOut | None:
+        """An empty answer, at once, when every folder asked is being indexed for the first
+        time: until its first files are stored nothing can be found, so waiting for the new
+        index to open (~0.5 s) would only delay the same empty answer."""
+        from ragls.protocol import RetrieveResultOut
+        from ragls.store import never_indexed
+
+        folders = [f for f, _ in plan]
+        new = await asyncio.to_thread(lambda: all(never_indexed(f.path, f.settings) for f in folders))
+        if not new or any(f.settings_error for f in folders):
+            return None
+        warning = "indexing has just started: nothing in this workspace is searchable yet (rag/indexStatus shows it)"
+        return RetrieveResultOut(context="", chunks=[], took_ms=0.0, warnings=[warning])
 
     async def _retrieve_folder(self, f: Folder, p: RetrieveParams) -> RetrieveResultOut:
         from ragls.answer import failed

@@ -168,6 +168,23 @@ async def test_restart_on_unchanged_workspace_embeds_nothing(start: Starter, fre
     assert res["chunks"][0]["symbol"] == "Invoice.compute_total"
 
 
+async def test_first_index_answers_at_once_and_a_warm_one_waits(start: Starter, fresh_cache: Path) -> None:
+    env = {"RAGLS_CACHE_DIR": str(fresh_cache)}
+    first = await start(env=env)
+    # Never indexed here: nothing can be found until files are stored, so the answer comes at
+    # once (not after the new index opens) and says why it is empty.
+    res = await first.retrieve("calculate the invoice total including tax")
+    assert res["chunks"] == [] and res.get("error") is None
+    assert any("indexing has just started" in w for w in res["warnings"]), res
+    await first.wait_ready()
+    await first.close()
+    # An index exists: a question asked at once waits for it to open and gets its answer.
+    second = await start(env=env)
+    res = await second.retrieve("calculate the invoice total including tax", topK=1)
+    assert res["chunks"][0]["symbol"] == "Invoice.compute_total", res
+    assert not any("indexing has just started" in w for w in res.get("warnings", [])), res
+
+
 async def test_ignore_rules_hold(start: Starter) -> None:
     s = await start()
     await s.wait_ready()

@@ -30,6 +30,7 @@ __all__ = [
     "StoredHit",
     "index_dir",
     "manifest_path",
+    "never_indexed",
     "open_index",
     "open_store",
     "workspace_id",
@@ -42,11 +43,22 @@ def workspace_id(root: Path) -> str:
     return f"{slug}-{hashlib.sha1(str(root.resolve()).encode()).hexdigest()[:12]}"
 
 
+def _workspace_indexes(root: Path, settings: Settings) -> Path:
+    base = Path(settings.qdrant.path).expanduser() if settings.qdrant.path else cache_root(settings) / "index"
+    return base / workspace_id(root)
+
+
 def index_dir(root: Path, settings: Settings, model_id: str, dimension: int) -> Path:
     """Model and dimension are part of the identity, so vectors of two models never mix."""
-    base = Path(settings.qdrant.path).expanduser() if settings.qdrant.path else cache_root(settings) / "index"
     model_slug = re.sub(r"[^A-Za-z0-9_.-]+", "-", model_id)
-    return base / workspace_id(root) / f"{model_slug}-{dimension}"
+    return _workspace_indexes(root, settings) / f"{model_slug}-{dimension}"
+
+
+def never_indexed(root: Path, settings: Settings) -> bool:
+    """True when no index of `root` was ever made here (with any model): until its first
+    files are stored, nothing in the folder can be found. A Qdrant server may hold the
+    points of another machine's run, so a remote store is never called new."""
+    return not settings.qdrant.url and not _workspace_indexes(root, settings).is_dir()
 
 
 def manifest_path(root: Path, settings: Settings, model_id: str, dimension: int) -> Path:
