@@ -1152,9 +1152,7 @@ class Indexer:
         """Flush the store after _FLUSH_POINTS points or `every` seconds: a restart replays the
         write-ahead log written since, and a flush blocks searches for as long as it takes
         (in proportion to the points since the last), so many small ones beat one large one."""
-        if self.store is not None and (
-            self._unflushed >= _FLUSH_POINTS or time.monotonic() - self._flushed_at > every
-        ):
+        if self.store is not None and (self._unflushed >= _FLUSH_POINTS or time.monotonic() - self._flushed_at > every):
             self.store.flush()
             self._flushed_at = time.monotonic()
             self._unflushed = 0
