@@ -160,3 +160,34 @@ def test_clean_restart_mid_backfill_embeds_nothing_twice(tmp_path: Path) -> None
         assert second.store is not None and second.store.count() == total
     finally:
         second.stop(timeout=30)
+
+
+def test_flushes_follow_the_points_written(tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """A flush holds the GIL in proportion to the points since the last one, so the indexer
+    flushes every _FLUSH_POINTS points, not only every so many seconds."""
+    import ragls.indexer as indexer_mod
+    from ragls.store.edge import EdgeStore
+
+    ws = tmp_path / "ws"
+    _workspace(ws, 60)
+    flushed: list[int] = []
+    real_flush = EdgeStore.flush
+
+    def counting_flush(self: EdgeStore) -> None:
+        flushed.append(self.count())
+        real_flush(self)
+
+    monkeypatch.setattr(EdgeStore, "flush", counting_flush)
+    monkeypatch.setattr(indexer_mod, "_FLUSH_POINTS", 100)
+    monkeypatch.setattr(indexer_mod, "_FLUSH_LEXICAL_S", 3600.0)
+    idx = Indexer(ws, Settings.model_validate({"cacheDir": str(tmp_path / "cache")}), workers=1)
+    idx.start()
+    try:
+        _lexical(idx)
+        chunks = idx.snapshot().chunks
+    finally:
+        idx.stop(timeout=30)
+    # Batches of 64 files (~120 points here) each reach the threshold: a flush after each,
+    # where a time-only rule (an hour here) would not flush at all during the pass.
+    during = [n for n in flushed if n < chunks]
+    assert chunks > 200 and len(during) >= 2 and during == sorted(during), (chunks, flushed)
