@@ -89,8 +89,12 @@ def _server_rss_mb(s: Any) -> float | None:
 
 
 async def test_cancel_request(start: Starter) -> None:
-    # Sent straight after initialize, the request waits for the indexer to open (model load),
-    # so the $/cancelRequest that follows at once reaches it while it is still pending.
+    # Sent straight after initialize to a folder indexed before, the request waits for its index
+    # to open, so the $/cancelRequest that follows at once reaches it while it is still pending.
+    # (A folder never indexed here is answered at once: there is nothing to wait for.)
+    first = await start()
+    await first.wait_ready()
+    await first.close()
     s = await start()
     fut = s.client.protocol.send_request("rag/retrieve", {"query": "invoice total"}, msg_id="cancel-me")
     s.client.protocol.notify("$/cancelRequest", types.CancelParams(id="cancel-me"))
