@@ -115,10 +115,11 @@ class Records(dict[str, FileRecord]):
     `set_status` / `set_chunk_ids`."""
 
     def __init__(self, items: Iterable[tuple[str, FileRecord]] = ()) -> None:
-        super().__init__()
-        self.lexical = self.dense = self.chunks = 0
-        for k, v in items:
-            self[k] = v
+        super().__init__(items)  # in bulk: a warm start loads every record of the manifest
+        statuses = [r.status for r in self.values()]
+        self.dense = statuses.count(DENSE)
+        self.lexical = statuses.count(LEXICAL) + self.dense
+        self.chunks = sum(len(r.chunk_ids) for r in self.values())
 
     def _count(self, rec: FileRecord, sign: int) -> None:
         if rec.status in (LEXICAL, DENSE):
