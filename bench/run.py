@@ -650,7 +650,7 @@ def headline(res: dict[str, Any]) -> dict[str, Any]:
 
 
 def render_table(data: dict[str, dict[str, Any]]) -> str:
-    sizes = [s for s in ("quick", "10k", "50k") if s in data]
+    sizes = [s for s in ("quick", "10k", "20k", "50k") if s in data]
     lines: list[str] = []
     if sizes:
         lines.append(
