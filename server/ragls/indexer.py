@@ -63,7 +63,7 @@ _POOL_MAX_WORKERS = 8
 # holds the GIL while it runs, stalling every request, for ~10 ms plus ~5 us per point written
 # since the last one (measured on a bare shard, flat from 30k to 150k points; 180-200 ms for
 # the ~40k points of 10 s of a large pass). So a flush every few thousand points: the total
-# is about the same, and no request waits much more than 40 ms for one.
+# is about the same, and the longest stall is a third (150k chunks in-process: 211 -> 70 ms).
 _FLUSH_POINTS = 6_000
 _FLUSH_LEXICAL_S = 10.0  # and at the latest after this long: during a lexical pass ...
 _FLUSH_DENSE_S = 60.0  # ... and during the dense backfill (fewer, smaller writes)
@@ -624,7 +624,7 @@ class Indexer:
 
     def _between_batches(self, handle_jobs: bool) -> bool:
         self._on_change()
-        memory.trim()
+        memory.trim()  # the batch's results and payloads are freed: give the pages back
         if self._stop.is_set():
             return False
         self._index_urgent()
