@@ -1,5 +1,5 @@
 """Retrieval: query -> hybrid search in Qdrant (dense + BM25 sparse, fused by weighted RRF in
-the engine) -> exact-definition boost -> test-file demotion -> per-file cap and overlap
+the engine) -> test-file and declaration demotion -> exact-definition boost -> per-file cap and overlap
 merging -> budgeted context. Every step after the engine is a few list operations over at
 most `limit` hits, so a query costs one embedding plus one Qdrant query. Each choice is
 measured in docs/evaluation.md."""
@@ -40,6 +40,15 @@ _TEST_QUERY = re.compile(
     r"assert\w*|expect|benchmarks?)\b",
     re.IGNORECASE,
 )
+# Chunks that declare rather than implement: a class or its header (fields, doc), a type,
+# constant or variable declaration. A question about behaviour wants the function that does
+# it, and a documented class around an undocumented method out-ranks the method on the
+# doc's words; a query that names a kind of declaration keeps them at full rank.
+_DECLARATIVE_KINDS = frozenset({"class", "class_header", "declaration"})
+_DECLARATION_QUERY = re.compile(
+    r"\b(class(es)?|structs?|interfaces?|enums?|traits?|constants?|records?|protocols?|type alias(es)?)\b",
+    re.IGNORECASE,
+)
 
 
 class QueryError(ValueError):
@@ -76,6 +85,9 @@ class Tuning:
     symbol_first: bool = True  # an exactly named definition is moved to the top
     symbol_lookup_only: bool = True  # boost names only in lookup-shaped queries (lookup_symbols)
     test_penalty: float = 0.5  # fused score factor for test files (1.0 = off)
+    # Fused score factor for declarative chunks (_DECLARATIVE_KINDS; 1.0 = off): 0.5 chosen on
+    # dev, confirmed on held-out (docs/evaluation.md).
+    declaration_penalty: float = 0.5
     merge: bool = True  # merge overlapping/adjacent chunks of one file into one hit
     split_query_humps: bool = True  # `parseHeader` -> `parse Header` before embedding
     limit_factor: int = 4  # fused hits fetched per requested hit (room for caps and demotion)
@@ -256,15 +268,18 @@ def dedupe(hits: list[Hit], max_per_file: int, merge: bool = True) -> list[Hit]:
     return out
 
 
-def demote_tests(query: str, hits: list[Hit], factor: float) -> list[Hit]:
-    """Scale the fused score of hits in test files by `factor`, unless the query is about
-    tests. Stable: equal scores keep the engine's order."""
-    if factor >= 1.0 or _TEST_QUERY.search(query):
+def demote(query: str, hits: list[Hit], test_penalty: float, declaration_penalty: float = 1.0) -> list[Hit]:
+    """Scale the fused score of hits in test files by `test_penalty` unless the query is about
+    tests, and of declarative chunks (classes, headers, declarations) by `declaration_penalty`
+    unless the query names a kind of declaration. Stable: equal scores keep the engine's order."""
+    test = test_penalty if test_penalty < 1.0 and not _TEST_QUERY.search(query) else 1.0
+    declaration = declaration_penalty if declaration_penalty < 1.0 and not _DECLARATION_QUERY.search(query) else 1.0
+    if test == 1.0 and declaration == 1.0:
         return hits
-    scored = [
-        (h.score * factor, i, replace(h, score=h.score * factor)) if is_test_path(h.path) else (h.score, i, h)
-        for i, h in enumerate(hits)
-    ]
+    scored = []
+    for i, h in enumerate(hits):
+        factor = (test if is_test_path(h.path) else 1.0) * (declaration if h.kind in _DECLARATIVE_KINDS else 1.0)
+        scored.append((h.score * factor, i, h if factor == 1.0 else replace(h, score=h.score * factor)))
     scored.sort(key=lambda t: (-t[0], t[1]))
     return [h for _, _, h in scored]
 
@@ -343,7 +358,7 @@ def retrieve(
         rrf_k=tuning.rrf_k,
     )
     hits = [_to_hit(h) for h in store.search(req)]
-    hits = demote_tests(query, hits, tuning.test_penalty)
+    hits = demote(query, hits, tuning.test_penalty, tuning.declaration_penalty)
     if symbols and tuning.symbol_first:
         hits = symbol_first(hits, symbols)
     if settings.rerank == "lexical":

@@ -5,6 +5,7 @@ on a tiny golden set over the polyglot fixture."""
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -18,7 +19,7 @@ from ragls.retrieval import (
     Hit,
     Tuning,
     dedupe,
-    demote_tests,
+    demote,
     is_test_path,
     lexical_weight,
     lookup_symbols,
@@ -127,9 +128,23 @@ def test_tests_are_demoted_unless_the_query_asks_for_them() -> None:
     for p in ("src/testing_utils_impl.py", "latest/x.py", "src/contest.py", "attest.go"):
         assert not is_test_path(p), p
     hits = [_hit("tests/test_a.py", 1, 2, 1.0), _hit("a.py", 1, 2, 0.8)]
-    assert [h.path for h in demote_tests("parse the header", hits, 0.5)] == ["a.py", "tests/test_a.py"]
-    assert demote_tests("which test covers header parsing", hits, 0.5) == hits
-    assert demote_tests("parse the header", hits, 1.0) == hits
+    assert [h.path for h in demote("parse the header", hits, 0.5)] == ["a.py", "tests/test_a.py"]
+    assert demote("which test covers header parsing", hits, 0.5) == hits
+    assert demote("parse the header", hits, 1.0) == hits
+
+
+def test_declarations_are_demoted_unless_the_query_names_a_kind_of_declaration() -> None:
+    hits = [
+        replace(_hit("a.py", 1, 9, 1.0, "Parser"), kind="class_header"),
+        replace(_hit("a.py", 20, 30, 0.7, "Parser.parse"), kind="method"),
+        replace(_hit("b.py", 1, 3, 0.6, "LIMIT"), kind="declaration"),
+        replace(_hit("tests/test_a.py", 1, 5, 0.65, "test_parse"), kind="function"),
+    ]
+    out = demote("parse the header into fields", hits, 0.5, 0.5)
+    assert [h.symbol for h in out] == ["Parser.parse", "Parser", "test_parse", "LIMIT"]
+    assert [h.score for h in out] == pytest.approx([0.7, 0.5, 0.325, 0.3])
+    assert [h.symbol for h in demote("which class parses the header", hits, 1.0, 0.5)] == [h.symbol for h in hits]
+    assert demote("parse the header", hits, 1.0, 1.0) == hits
 
 
 def test_dedupe_without_merge_keeps_neighbours_apart() -> None:
@@ -230,7 +245,7 @@ def test_retrieve_defaults_are_the_measured_ones() -> None:
     s = RetrievalSettings()
     assert s.mode == "hybrid" and s.fusion == "rrf" and s.max_per_file == 5
     assert DEFAULT_TUNING == Tuning() and 1 <= DEFAULT_TUNING.rrf_k <= 60
-    assert 0 < DEFAULT_TUNING.test_penalty <= 1
+    assert 0 < DEFAULT_TUNING.test_penalty <= 1 and 0 < DEFAULT_TUNING.declaration_penalty <= 1
     assert callable(retrieve)
 
 
