@@ -83,3 +83,59 @@ def test_missing_mirror_is_skipped_with_a_reason(tmp_path: Path) -> None:
     repo = Repo(name="r", github="o/r", head="0" * 40)
     result = run_repo(repo, tmp_path, None, tmp_path)  # type: ignore[arg-type]
     assert result.skipped is not None and "no mirror" in result.skipped and result.rows == {}
+
+
+def test_run_repo_scores_every_system_on_a_real_index(tmp_path: Path) -> None:
+    from ragls.config import load_settings
+
+    work = tmp_path / "src"
+    work.mkdir()
+    _git(work, "init", "-q")
+    _commit(
+        work,
+        {
+            "shop/cart.py": "def cart_total(items):\n    return sum(i.price * i.qty for i in items)\n",
+            "shop/tax.py": "def vat(amount, rate):\n    return amount * rate\n",
+            "shop/mail.py": "def send_receipt(order, smtp):\n    smtp.send(order.email, str(order))\n",
+        },
+        "Initial import",
+    )
+    _commit(
+        work,
+        {"shop/tax.py": "def vat(amount, rate):\n    return round(amount * rate, 2)\n"},
+        "Round the VAT amount to cents",
+    )
+    head = _commit(
+        work,
+        {"shop/mail.py": "def send_receipt(order, smtp):\n    smtp.send(order.email, order.text())\n"},
+        "Send the receipt text of the order by mail",
+    )
+    mirrors = tmp_path / "mirrors"
+    subprocess.run(["git", "clone", "-q", "--bare", str(work), str(mirrors / "o+r" / "repo")], check=True)
+    settings = load_settings(None, ("test", {"cacheDir": str(tmp_path / "cache")}))
+    result = run_repo(Repo(name="r", github="o/r", head=head, commits=5), mirrors, settings, tmp_path / "w", quiet=True)
+    assert result.skipped is None and result.questions == 2
+    assert set(result.rows) == {"ragls (hybrid, default)", "BM25, one chunk per function", "BM25, 60-line windows"}
+    for row in result.rows.values():
+        assert row["questions"] == 2.0 and 0.0 <= row["file_mrr_at_10"] <= row["file_recall_at_5"] <= 1.0
+    assert result.rows["BM25, 60-line windows"]["file_recall_at_5"] == 1.0  # three files: all in the top 5
+    assert result.rows["ragls (hybrid, default)"]["file_mrr_at_10"] == 1.0, result.rows
+
+
+def test_commits_table_means_each_split_apart() -> None:
+    from ragls.evaluation.commits import RepoResult, commits_table, load_config
+
+    row = {"file_recall_at_5": 1.0, "file_mrr_at_10": 0.5, "questions": 2.0}
+    low = {"file_recall_at_5": 0.0, "file_mrr_at_10": 0.0, "questions": 2.0}
+    table = commits_table(
+        [
+            RepoResult("a", 2, "held-out", {"ragls": row}),
+            RepoResult("b", 2, "dev", {"ragls": low}),
+            RepoResult("c", 0, "dev", skipped="no mirror"),
+        ]
+    )
+    assert "| **mean over held-out repositories** | held-out | ragls | 1.000 | 0.500 |" in table
+    assert "| **mean over dev repositories** | dev | ragls | 0.000 | 0.000 |" in table
+    assert "| c | dev | skipped: no mirror | | |" in table
+    splits = [r.split for r in load_config(Path(__file__).resolve().parents[2] / "eval" / "commits.toml").repo]
+    assert splits.count("dev") >= 3 and splits.count("held-out") >= 3

@@ -23,6 +23,7 @@ import tomllib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -45,6 +46,8 @@ class Repo(BaseModel):
     github: str = Field(pattern=r"^[\w.-]+/[\w.-]+$", description="owner/name")
     head: str = Field(pattern=r"^[0-9a-f]{40}$", description="newest commit considered")
     commits: int = Field(default=20, ge=1, description="questions taken, newest first")
+    # Choices are made on dev repositories and confirmed on held-out ones (docs/evaluation.md).
+    split: Literal["dev", "held-out"] = "held-out"
 
 
 class CommitsConfig(BaseModel):
@@ -65,6 +68,7 @@ class CommitQuestion:
 class RepoResult:
     name: str
     questions: int
+    split: str = "held-out"
     rows: dict[str, dict[str, float]] = field(default_factory=dict)
     skipped: str | None = None
 
@@ -173,11 +177,11 @@ def _mean(rows: list[tuple[float, float]]) -> dict[str, float]:
 def run_repo(repo: Repo, mirrors: Path, settings: Settings, work: Path, quiet: bool = False) -> RepoResult:
     git_dir = mirror_dir(mirrors, repo)
     if not (git_dir / "HEAD").is_file():
-        return RepoResult(repo.name, 0, skipped=f"no mirror at {git_dir}")
+        return RepoResult(repo.name, 0, repo.split, skipped=f"no mirror at {git_dir}")
     try:
         _git(git_dir, "cat-file", "-e", f"{repo.head}^{{commit}}")
     except subprocess.CalledProcessError:
-        return RepoResult(repo.name, 0, skipped=f"pinned head {repo.head[:12]} not in {git_dir}")
+        return RepoResult(repo.name, 0, repo.split, skipped=f"pinned head {repo.head[:12]} not in {git_dir}")
     asked = list(reversed(questions(git_dir, repo)))  # oldest first: each checkout moves little
     tree, index_file = work / repo.name / "tree", work / repo.name / "index"
     scores: dict[str, list[tuple[float, float]]] = {}
@@ -213,7 +217,7 @@ def run_repo(repo: Repo, mirrors: Path, settings: Settings, work: Path, quiet: b
                 scores.setdefault(label, []).append(file_scores(rank_files(search(q.query)), q.files))
         finally:
             idx.stop()
-    return RepoResult(repo.name, len(asked), {label: _mean(rows) for label, rows in scores.items()})
+    return RepoResult(repo.name, len(asked), repo.split, {label: _mean(rows) for label, rows in scores.items()})
 
 
 def run_commits(config: Path, mirrors: Path, settings: Settings, work: Path, quiet: bool = False) -> list[RepoResult]:
@@ -221,19 +225,20 @@ def run_commits(config: Path, mirrors: Path, settings: Settings, work: Path, qui
 
 
 def commits_table(results: list[RepoResult]) -> str:
-    lines = ["| repository (commits) | system | file R@5 | file MRR |", "|---|---|---:|---:|"]
-    pooled: dict[str, list[dict[str, float]]] = {}
+    lines = ["| repository (commits) | split | system | file R@5 | file MRR |", "|---|---|---|---:|---:|"]
+    pooled: dict[tuple[str, str], list[dict[str, float]]] = {}
     for r in results:
         if r.skipped:
-            lines.append(f"| {r.name} | skipped: {r.skipped} | | |")
+            lines.append(f"| {r.name} | {r.split} | skipped: {r.skipped} | | |")
             continue
         for label, row in r.rows.items():
             lines.append(
-                f"| {r.name} ({r.questions}) | {label} | {row['file_recall_at_5']:.3f} | {row['file_mrr_at_10']:.3f} |"
+                f"| {r.name} ({r.questions}) | {r.split} | {label} | {row['file_recall_at_5']:.3f} "
+                f"| {row['file_mrr_at_10']:.3f} |"
             )
-            pooled.setdefault(label, []).append(row)
-    for label, rows in pooled.items():
+            pooled.setdefault((r.split, label), []).append(row)
+    for (split, label), rows in sorted(pooled.items(), key=lambda kv: kv[0][0] != "held-out"):
         recall = sum(r["file_recall_at_5"] for r in rows) / len(rows)
         mrr = sum(r["file_mrr_at_10"] for r in rows) / len(rows)
-        lines.append(f"| **mean over repositories** | {label} | {recall:.3f} | {mrr:.3f} |")
+        lines.append(f"| **mean over {split} repositories** | {split} | {label} | {recall:.3f} | {mrr:.3f} |")
     return "\n".join(lines)
