@@ -1,5 +1,5 @@
 """Retrieval: query -> hybrid search in Qdrant (dense + BM25 sparse, fused by weighted RRF in
-the engine) -> test-file and declaration demotion -> exact-definition boost -> per-file cap and overlap
+the engine) -> test-file, declaration and changelog demotion -> exact-definition boost -> per-file cap and overlap
 merging -> budgeted context. Every step after the engine is a few list operations over at
 most `limit` hits, so a query costs one embedding plus one Qdrant query. Each choice is
 measured in docs/evaluation.md."""
@@ -38,6 +38,18 @@ _TEST_PATH = re.compile(
 _TEST_QUERY = re.compile(
     r"\b(tests?|testing|tested|unit ?tests?|spec|specs|mocks?|mocked|fixtures?|pytest|unittest|jest|mocha|"
     r"assert\w*|expect|benchmarks?)\b",
+    re.IGNORECASE,
+)
+# Release history (CHANGELOG.md, CHANGES.rst, NEWS, release notes): it restates past changes in
+# the words people describe changes with, so it out-ranks the code a change or question is
+# about; a query about releases or history keeps it at full rank.
+_HISTORY_PATH = re.compile(
+    r"(^|/)(change_?log|changes|history|news|release[-_ ]?notes|releases)([-_.][\w.-]*)?\.(md|markdown|rst|txt|adoc)$"
+    r"|(^|/)(change_?log|changes|history|news|release[-_ ]?notes)$",
+    re.IGNORECASE,
+)
+_HISTORY_QUERY = re.compile(
+    r"\b(change ?logs?|release ?notes?|releases?|released|history|news|when (was|were|did)|which version)\b",
     re.IGNORECASE,
 )
 # Chunks that declare rather than implement: a class or its header (fields, doc), a type,
@@ -88,6 +100,9 @@ class Tuning:
     # Fused score factor for declarative chunks (_DECLARATIVE_KINDS; 1.0 = off): 0.5 chosen on
     # dev, confirmed on held-out (docs/evaluation.md).
     declaration_penalty: float = 0.5
+    # Fused score factor for release history files (_HISTORY_PATH; 1.0 = off): 0.5 chosen on the
+    # commit task's dev repositories (docs/evaluation.md).
+    history_penalty: float = 0.5
     merge: bool = True  # merge overlapping/adjacent chunks of one file into one hit
     split_query_humps: bool = True  # `parseHeader` -> `parse Header` before embedding
     limit_factor: int = 4  # fused hits fetched per requested hit (room for caps and demotion)
@@ -206,6 +221,10 @@ def is_test_path(path: str) -> bool:
     return _TEST_PATH.search(path) is not None
 
 
+def is_history_path(path: str) -> bool:
+    return _HISTORY_PATH.search(path) is not None
+
+
 def _to_hit(h: StoredHit) -> Hit:
     p = h.payload
     return Hit(
@@ -268,17 +287,30 @@ def dedupe(hits: list[Hit], max_per_file: int, merge: bool = True) -> list[Hit]:
     return out
 
 
-def demote(query: str, hits: list[Hit], test_penalty: float, declaration_penalty: float = 1.0) -> list[Hit]:
+def demote(
+    query: str,
+    hits: list[Hit],
+    test_penalty: float,
+    declaration_penalty: float = 1.0,
+    history_penalty: float = 1.0,
+) -> list[Hit]:
     """Scale the fused score of hits in test files by `test_penalty` unless the query is about
-    tests, and of declarative chunks (classes, headers, declarations) by `declaration_penalty`
-    unless the query names a kind of declaration. Stable: equal scores keep the engine's order."""
+    tests, of declarative chunks (classes, headers, declarations) by `declaration_penalty`
+    unless the query names a kind of declaration, and of release history files by
+    `history_penalty` unless the query is about releases. Stable: equal scores keep the
+    engine's order."""
     test = test_penalty if test_penalty < 1.0 and not _TEST_QUERY.search(query) else 1.0
     declaration = declaration_penalty if declaration_penalty < 1.0 and not _DECLARATION_QUERY.search(query) else 1.0
-    if test == 1.0 and declaration == 1.0:
+    history = history_penalty if history_penalty < 1.0 and not _HISTORY_QUERY.search(query) else 1.0
+    if test == 1.0 and declaration == 1.0 and history == 1.0:
         return hits
     scored = []
     for i, h in enumerate(hits):
-        factor = (test if is_test_path(h.path) else 1.0) * (declaration if h.kind in _DECLARATIVE_KINDS else 1.0)
+        factor = (
+            (test if is_test_path(h.path) else 1.0)
+            * (declaration if h.kind in _DECLARATIVE_KINDS else 1.0)
+            * (history if is_history_path(h.path) else 1.0)
+        )
         scored.append((h.score * factor, i, h if factor == 1.0 else replace(h, score=h.score * factor)))
     scored.sort(key=lambda t: (-t[0], t[1]))
     return [h for _, _, h in scored]
@@ -358,7 +390,7 @@ def retrieve(
         rrf_k=tuning.rrf_k,
     )
     hits = [_to_hit(h) for h in store.search(req)]
-    hits = demote(query, hits, tuning.test_penalty, tuning.declaration_penalty)
+    hits = demote(query, hits, tuning.test_penalty, tuning.declaration_penalty, tuning.history_penalty)
     if symbols and tuning.symbol_first:
         hits = symbol_first(hits, symbols)
     if settings.rerank == "lexical":

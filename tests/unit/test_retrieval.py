@@ -20,6 +20,7 @@ from ragls.retrieval import (
     Tuning,
     dedupe,
     demote,
+    is_history_path,
     is_test_path,
     lexical_weight,
     lookup_symbols,
@@ -131,6 +132,18 @@ def test_tests_are_demoted_unless_the_query_asks_for_them() -> None:
     assert [h.path for h in demote("parse the header", hits, 0.5)] == ["a.py", "tests/test_a.py"]
     assert demote("which test covers header parsing", hits, 0.5) == hits
     assert demote("parse the header", hits, 1.0) == hits
+
+
+def test_release_history_is_demoted_unless_the_query_is_about_releases() -> None:
+    for p in ("CHANGELOG.md", "docs/changes.rst", "NEWS", "HISTORY.txt", "RELEASE_NOTES.md", "CHANGELOG-2.x.md"):
+        assert is_history_path(p), p
+    for p in ("src/history.py", "lib/changes/apply.go", "docs/news-feed.md.py", "README.md"):
+        assert not is_history_path(p), p
+    hits = [_hit("CHANGELOG.md", 1, 9, 1.0), _hit("src/retry.py", 1, 9, 0.6), _hit("tests/test_retry.py", 1, 9, 0.9)]
+    out = demote("retry failed uploads with backoff", hits, 0.5, 1.0, 0.5)
+    assert [h.path for h in out] == ["src/retry.py", "CHANGELOG.md", "tests/test_retry.py"]
+    assert demote("which release added upload retries", hits, 0.5, 1.0, 0.5)[0].path == "CHANGELOG.md"
+    assert demote("retry failed uploads", hits, 1.0, 1.0, 1.0) == hits
 
 
 def test_declarations_are_demoted_unless_the_query_names_a_kind_of_declaration() -> None:
@@ -246,6 +259,7 @@ def test_retrieve_defaults_are_the_measured_ones() -> None:
     assert s.mode == "hybrid" and s.fusion == "rrf" and s.max_per_file == 5
     assert DEFAULT_TUNING == Tuning() and 1 <= DEFAULT_TUNING.rrf_k <= 60
     assert 0 < DEFAULT_TUNING.test_penalty <= 1 and 0 < DEFAULT_TUNING.declaration_penalty <= 1
+    assert 0 < DEFAULT_TUNING.history_penalty <= 1
     assert callable(retrieve)
 
 

@@ -45,6 +45,7 @@ VARIANTS: dict[str, dict[str, dict[str, Any]]] = {
     "symbol boost on every query naming a symbol": {"tuning": {"symbol_lookup_only": False}},
     "no test-file demotion": {"tuning": {"test_penalty": 1.0}},
     "no declaration demotion": {"tuning": {"declaration_penalty": 1.0}},
+    "no changelog demotion": {"tuning": {"history_penalty": 1.0}},
     "no overlap merging": {"tuning": {"merge": False}},
     "query camelCase not split": {"tuning": {"split_query_humps": False}},
     "+ lexical rerank": {"settings": {"rerank": "lexical"}},
