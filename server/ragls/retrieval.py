@@ -104,6 +104,9 @@ class Tuning:
     # commit task's dev repositories (docs/evaluation.md).
     history_penalty: float = 0.5
     merge: bool = True  # merge overlapping/adjacent chunks of one file into one hit
+    # ...adjacent ones only while the block stays within this many characters (0: any size):
+    # 800-1,500 measured alike on dev and held-out, unlimited lower (docs/evaluation.md).
+    merge_max_chars: int = 1500
     split_query_humps: bool = True  # `parseHeader` -> `parse Header` before embedding
     limit_factor: int = 4  # fused hits fetched per requested hit (room for caps and demotion)
     # A query that spells out no code name (query_symbols) is prose: the code-tuned dense model
@@ -260,9 +263,11 @@ def _merge(a: Hit, b: Hit) -> Hit:
     )
 
 
-def dedupe(hits: list[Hit], max_per_file: int, merge: bool = True) -> list[Hit]:
+def dedupe(hits: list[Hit], max_per_file: int, merge: bool = True, merge_max_chars: int = 0) -> list[Hit]:
     """At most `max_per_file` hits per file; with `merge`, a hit overlapping or adjacent to a
-    better one of the same file is folded into it (one block of context, not two)."""
+    better one of the same file is folded into it (one block of context, not two). An adjacent
+    hit is folded in only while the block stays within `merge_max_chars` (0: no limit): a big
+    block at the better hit's rank would push other files' hits out of the context budget."""
     out: list[Hit] = []
     per_file: dict[str, int] = {}
     for h in hits:
@@ -276,8 +281,11 @@ def dedupe(hits: list[Hit], max_per_file: int, merge: bool = True) -> list[Hit]:
                 None,
             )
             if k is not None:
-                out[k] = _merge(out[k], h)
-                continue
+                merged = _merge(out[k], h)
+                overlaps = h.start_line <= out[k].end_line and out[k].start_line <= h.end_line
+                if overlaps or not merge_max_chars or len(merged.content) <= merge_max_chars:
+                    out[k] = merged
+                    continue
         elif any(o.path == h.path and o.start_line == h.start_line and o.end_line == h.end_line for o in out):
             continue
         if per_file.get(h.path, 0) >= max_per_file:
@@ -395,7 +403,7 @@ def retrieve(
         hits = symbol_first(hits, symbols)
     if settings.rerank == "lexical":
         hits = lexical_rerank(query, hits)
-    hits = dedupe(hits, settings.max_per_file, tuning.merge)[:top_k]
+    hits = dedupe(hits, settings.max_per_file, tuning.merge, tuning.merge_max_chars)[:top_k]
     context = format_context(
         [ContextChunk(h.path, h.start_line, h.end_line, h.symbol, h.content) for h in hits], max_chars
     )

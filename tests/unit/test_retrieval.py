@@ -166,6 +166,19 @@ def test_dedupe_without_merge_keeps_neighbours_apart() -> None:
     assert [(h.start_line, h.end_line) for h in dedupe(hits, 5)] == [(10, 25)]
 
 
+def test_adjacent_chunks_merge_only_within_the_size_limit() -> None:
+    # _hit's lines are "L10".."L20": 11 lines of 3-4 characters, 43 characters with newlines.
+    hits = [_hit("a.py", 10, 20, 0.9), _hit("b.py", 1, 2, 0.85), _hit("a.py", 21, 25, 0.8), _hit("a.py", 15, 30, 0.7)]
+    spans = lambda out: [(h.path, h.start_line, h.end_line) for h in out]  # noqa: E731
+    assert spans(dedupe(hits, 5, merge_max_chars=0)) == [("a.py", 10, 30), ("b.py", 1, 2)]
+    # 10-25 would be 63 characters: the adjacent chunk stays a hit of its own, at its own rank;
+    # the overlapping one is folded in whatever the size (its lines are already shown).
+    assert spans(dedupe(hits[:3], 5, merge_max_chars=50)) == [("a.py", 10, 20), ("b.py", 1, 2), ("a.py", 21, 25)]
+    assert spans(dedupe([hits[0], hits[3]], 5, merge_max_chars=50)) == [("a.py", 10, 30)]
+    assert spans(dedupe(hits[:3], 5, merge_max_chars=100)) == [("a.py", 10, 25), ("b.py", 1, 2)]
+    assert DEFAULT_TUNING.merge_max_chars > 0
+
+
 # -- fusion and filters in a real Qdrant Edge shard ---------------------------------------
 
 

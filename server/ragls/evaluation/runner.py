@@ -47,6 +47,7 @@ VARIANTS: dict[str, dict[str, dict[str, Any]]] = {
     "no declaration demotion": {"tuning": {"declaration_penalty": 1.0}},
     "no changelog demotion": {"tuning": {"history_penalty": 1.0}},
     "no overlap merging": {"tuning": {"merge": False}},
+    "merging adjacent chunks of any size": {"tuning": {"merge_max_chars": 0}},
     "query camelCase not split": {"tuning": {"split_query_humps": False}},
     "+ lexical rerank": {"settings": {"rerank": "lexical"}},
     # What fills the 4,000-character budget: fewer hits (the server's default topK is 5),
