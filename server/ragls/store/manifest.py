@@ -1,7 +1,9 @@
 """Per-index manifest (SQLite): which file version each stored chunk belongs to.
 
 Write-ahead: a file's new chunk ids are recorded as pending before they are upserted, so a
-crash at any point leaves enough to remove every orphan on the next start."""
+crash at any point leaves enough to remove every orphan on the next start. Files skipped for
+their content (binary, minified, generated) are kept too, with the size and mtime they were
+read at, so a restart does not read them again while they are unchanged."""
 
 from __future__ import annotations
 
@@ -30,6 +32,16 @@ class FileRecord:
     error: str | None = None
 
 
+@dataclass(frozen=True)
+class SkippedFile:
+    """A file skipped for its content, as it was when read: unchanged (same size and mtime, the
+    test the scan applies to indexed files too) it is not read again."""
+
+    size: int
+    mtime_ns: int
+    reason: str
+
+
 class Manifest:
     def __init__(self, path: Path) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -44,6 +56,9 @@ class Manifest:
             " error TEXT)"
         )
         self._db.execute("CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT)")
+        self._db.execute(
+            "CREATE TABLE IF NOT EXISTS skipped (path TEXT PRIMARY KEY, size INTEGER, mtime_ns INTEGER, reason TEXT)"
+        )
         self._db.commit()
         self._lock = threading.Lock()
 
@@ -108,6 +123,23 @@ class Manifest:
     def clear(self) -> None:
         with self._lock, self._db:
             self._db.execute("DELETE FROM files")
+            self._db.execute("DELETE FROM skipped")
+
+    def skipped(self) -> dict[str, SkippedFile]:
+        with self._lock:
+            rows = self._db.execute("SELECT path, size, mtime_ns, reason FROM skipped").fetchall()
+        return {r[0]: SkippedFile(r[1], r[2], r[3]) for r in rows}
+
+    def set_skipped(self, items: dict[str, SkippedFile]) -> None:
+        with self._lock, self._db:
+            self._db.executemany(
+                "INSERT OR REPLACE INTO skipped VALUES (?, ?, ?, ?)",
+                [(p, s.size, s.mtime_ns, s.reason) for p, s in items.items()],
+            )
+
+    def forget_skipped(self, paths: list[str]) -> None:
+        with self._lock, self._db:
+            self._db.executemany("DELETE FROM skipped WHERE path=?", [(p,) for p in paths])
 
     def get_meta(self, key: str) -> str | None:
         with self._lock:
