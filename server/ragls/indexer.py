@@ -42,7 +42,7 @@ from ragls.status import embedder_info, store_info
 from ragls.store import PointData, Store, StoreCorrupt, StoreError, StoreFull, open_index
 from ragls.store.manifest import DELETING, DENSE, LEXICAL, FileRecord, Manifest, SkippedFile
 from ragls.threads import in_thread, lower_priority
-from ragls.workspace import Discovery, IgnoreRules, classify, discover, link_skip
+from ragls.workspace import CONTENT_CHECKS, Discovery, IgnoreRules, classify, discover, link_skip
 
 if TYPE_CHECKING:
     from concurrent.futures import Future
@@ -58,7 +58,10 @@ _LEXICAL_BATCH_FILES = 64
 _POOL_MIN_FILES = 200
 # Skip reasons decided by a file's content: kept in the manifest with the file's size and mtime
 # (a warm start would read every such file again otherwise: 69 of 13,275 at chunks150k).
-_KEPT_SKIPS = frozenset({"binary", "generated", "minified", "too_large"})
+# Not `too_large`: that depends on the `maxFileBytes` setting, not on the file alone. Kept
+# skips are dropped when the content checks change (workspace.CONTENT_CHECKS).
+_KEPT_SKIPS = frozenset({"binary", "generated", "minified"})
+_SKIP_RULES = f"content checks {CONTENT_CHECKS}"
 _POOL_TASK_FILES = 16
 _POOL_DEPTH = 2
 _POOL_MAX_WORKERS = 8
@@ -684,7 +687,7 @@ class Indexer:
         if self.notice:
             log.warning("%s", self.notice)
         self.manifest = Manifest(manifest_path)
-        self.known_skips = self.manifest.skipped()
+        self.known_skips = self.manifest.skipped(_SKIP_RULES)
         self.cache = EmbeddingCache(cache_root(self.settings) / "embeddings.sqlite", model_id, dimension)
         records = Records(self.manifest.all().items())
         with self._lock:

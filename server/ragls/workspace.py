@@ -299,6 +299,12 @@ def content_hash(data: bytes) -> str:
     return hashlib.blake2b(data, digest_size=16).hexdigest()
 
 
+# The version of the content checks below (binary, generated, minified). The manifest keeps
+# files they skipped and does not read them again while unchanged: bump this whenever the
+# checks would decide differently, and every such file is read again once.
+CONTENT_CHECKS = 1
+
+
 def read_source(path: Path, max_bytes: int) -> ReadResult:
     """Read and decode a file, or say why it must be skipped (binary, minified, ...)."""
     try:

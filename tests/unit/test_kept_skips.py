@@ -9,7 +9,7 @@ import time
 from pathlib import Path
 
 from ragls.config import Settings
-from ragls.indexer import Indexer
+from ragls.indexer import _SKIP_RULES, Indexer
 
 MINIFIED = "var a=" + "1+" * 3000 + "1;\n"  # one 6,000-character line
 
@@ -63,7 +63,7 @@ def test_a_content_skip_is_not_read_again_until_the_file_changes(tmp_path: Path)
     try:
         assert "bundle.js" in idx.records and "bundle.js" not in idx.skipped_paths
         assert "bundle.js" not in idx.known_skips and idx.manifest is not None
-        assert idx.manifest.skipped() == {}
+        assert idx.manifest.skipped(_SKIP_RULES) == {}
     finally:
         assert idx.stop(timeout=30)
 
@@ -79,6 +79,23 @@ def test_a_deleted_skipped_file_is_forgotten(tmp_path: Path) -> None:
     idx = _run(ws, settings)
     try:
         assert "bundle.js" not in idx.skipped_paths and idx.known_skips == {}
-        assert idx.manifest is not None and idx.manifest.skipped() == {}
+        assert idx.manifest is not None and idx.manifest.skipped(_SKIP_RULES) == {}
     finally:
         assert idx.stop(timeout=30)
+
+
+def test_kept_skips_are_dropped_when_the_content_checks_change(tmp_path: Path) -> None:
+    from ragls.store.manifest import Manifest, SkippedFile
+
+    m = Manifest(tmp_path / "manifest.sqlite")
+    try:
+        assert m.skipped("content checks 1") == {}
+        m.set_skipped({"a.js": SkippedFile(10, 20, "minified")})
+        assert m.skipped("content checks 1") == {"a.js": SkippedFile(10, 20, "minified")}
+        assert m.skipped("content checks 2") == {}  # other checks: read every file again
+        assert m.skipped("content checks 2") == {}
+        m.set_skipped({"b.bin": SkippedFile(1, 2, "binary")})
+        m.forget_skipped(["b.bin", "never-kept.js"])
+        assert m.skipped("content checks 2") == {}
+    finally:
+        m.close()

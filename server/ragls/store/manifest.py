@@ -125,8 +125,15 @@ class Manifest:
             self._db.execute("DELETE FROM files")
             self._db.execute("DELETE FROM skipped")
 
-    def skipped(self) -> dict[str, SkippedFile]:
-        with self._lock:
+    def skipped(self, rules: str) -> dict[str, SkippedFile]:
+        """The kept skips, if they were decided by the same `rules` (e.g. the ragls version):
+        other rules may decide otherwise, so those are dropped and every file read again."""
+        with self._lock, self._db:
+            row = self._db.execute("SELECT value FROM meta WHERE key='skip_rules'").fetchone()
+            if row is None or row[0] != rules:
+                self._db.execute("DELETE FROM skipped")
+                self._db.execute("INSERT OR REPLACE INTO meta VALUES ('skip_rules', ?)", (rules,))
+                return {}
             rows = self._db.execute("SELECT path, size, mtime_ns, reason FROM skipped").fetchall()
         return {r[0]: SkippedFile(r[1], r[2], r[3]) for r in rows}
 
