@@ -5,28 +5,19 @@ reads them as soon as either changes."""
 from __future__ import annotations
 
 import os
-import time
 from pathlib import Path
 
 from ragls.config import Settings
 from ragls.indexer import _SKIP_RULES, Indexer
+from tests.waiting import until
 
 MINIFIED = "var a=" + "1+" * 3000 + "1;\n"  # one 6,000-character line
-
-
-def _until(cond, timeout: float = 120) -> None:  # type: ignore[no-untyped-def]
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if cond():
-            return
-        time.sleep(0.02)
-    raise AssertionError("timed out")
 
 
 def _run(ws: Path, settings: Settings) -> Indexer:
     idx = Indexer(ws, settings)
     idx.start()
-    _until(lambda: idx.snapshot().state == "ready")
+    until(lambda: idx.snapshot().state == "ready")
     return idx
 
 

@@ -3,27 +3,18 @@ loading in its own thread, and everything is dense again once it has loaded."""
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 
 from ragls import embedding
 from ragls.answer import answer
 from ragls.config import Settings
 from ragls.indexer import Indexer
+from tests.waiting import until
 
 SRC = '''def zq_lonely_function(width):
     """Pad a line to the given width."""
     return " " * width
 '''
-
-
-def _until(cond, timeout: float = 120) -> None:  # type: ignore[no-untyped-def]
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if cond():
-            return
-        time.sleep(0.02)
-    raise AssertionError("timed out")
 
 
 def test_a_warm_index_answers_while_the_model_loads(tmp_path: Path) -> None:
@@ -33,7 +24,7 @@ def test_a_warm_index_answers_while_the_model_loads(tmp_path: Path) -> None:
     settings = Settings.model_validate({"cacheDir": str(tmp_path / "cache")})
     first = Indexer(ws, settings)
     first.start()
-    _until(lambda: first.snapshot().state == "ready")
+    until(lambda: first.snapshot().state == "ready")
     assert first.stop(timeout=30)
 
     # Hold the bundled model's loader (the real lock make_embedder takes): the model cannot
@@ -48,7 +39,7 @@ def test_a_warm_index_answers_while_the_model_loads(tmp_path: Path) -> None:
         assert [c.symbol for c in res.chunks] == ["zq_lonely_function"]
         assert any("model is still loading" in w for w in res.warnings or [])
     try:
-        _until(lambda: idx.embedder is not None, 60)
+        until(lambda: idx.embedder is not None, 60)
         res = answer(idx, settings.retrieval, ws, "pad a line to a width", 5, 4000)
         assert not res.warnings
         assert res.chunks and res.chunks[0].symbol == "zq_lonely_function"
