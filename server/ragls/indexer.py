@@ -817,12 +817,10 @@ class Indexer:
         unchanged_skips: dict[str, str] = {}
         for rel, f in current.items():
             rec = self.records.get(rel)
-            if rel in self.open_docs or rec is None or rec.size != f.size or rec.mtime_ns != f.mtime_ns:
-                known = self.known_skips.get(rel) if rec is None else None
-                if known is not None and known.size == f.size and known.mtime_ns == f.mtime_ns:
-                    if rel not in self.open_docs:
-                        unchanged_skips[rel] = known.reason  # skipped last time, unchanged since
-                        continue
+            known = self.known_skips.get(rel) if rec is None and rel not in self.open_docs else None
+            if known is not None and known.size == f.size and known.mtime_ns == f.mtime_ns:
+                unchanged_skips[rel] = known.reason  # skipped last time, unchanged since
+            elif rel in self.open_docs or rec is None or rec.size != f.size or rec.mtime_ns != f.mtime_ns:
                 todo.append(rel)
         self._forget_skips([p for p in self.known_skips if p not in current])  # gone, or ignored now
         with self._lock:

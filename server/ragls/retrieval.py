@@ -1,6 +1,6 @@
 """Retrieval: query -> hybrid search in Qdrant (dense + BM25 sparse, fused by weighted RRF in
-the engine) -> test-file, declaration and changelog demotion -> exact-definition boost -> per-file cap and overlap
-merging -> budgeted context. Every step after the engine is a few list operations over at
+the engine) -> test-file, declaration and changelog demotion -> exact-definition boost ->
+per-file cap and overlap merging -> budgeted context. Every step after the engine is a few list operations over at
 most `limit` hits, so a query costs one embedding plus one Qdrant query. Each choice is
 measured in docs/evaluation.md."""
 
