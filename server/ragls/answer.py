@@ -43,7 +43,11 @@ def answer(
         idx.seek(query_symbols(query))
     warnings: list[str] = []
     if idx.embedder is None and settings.mode != "lexical":
-        warnings.append("the embedding model is still loading; results are lexical only")
+        warnings.append(
+            f"the embedding model could not be loaded ({idx.model_error}); results are lexical only"
+            if idx.model_error
+            else "the embedding model is still loading; results are lexical only"
+        )
     if idx.breaker.is_open:
         # The provider is known to be down: do not make the user wait for its timeouts.
         settings = settings.model_copy(update={"mode": "lexical"})

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ragls.config import Settings
-from ragls.embedding import make_embedder
+from ragls.embedding import model_identity
 from ragls.store import open_index
 from ragls.store.manifest import DENSE, LEXICAL, Manifest
 from ragls.workspace import discover, read_source
@@ -51,13 +51,7 @@ class CheckReport:
 
 def check_index(root: Path, settings: Settings) -> CheckReport:
     root = root.resolve()
-    emb = make_embedder(settings.embedder) if settings.embedder.provider != "local" else None
-    if emb is None:
-        from ragls.embedding.onnx_local import DIMENSION, MODEL_NAME
-
-        model_id, dim = f"{MODEL_NAME}-int8", DIMENSION
-    else:
-        model_id, dim = emb.model_id, emb.dimension
+    model_id, dim = model_identity(settings.embedder)
     # Never a fallback slot: checking a fresh, empty alt-N index would report a false "consistent".
     store, manifest_path, _ = open_index(root, settings, model_id, dim, fallback=False)
     manifest = Manifest(manifest_path)

@@ -145,14 +145,9 @@ def cmd_search(a: argparse.Namespace) -> int:
 
 
 def _model_identity(settings: Settings) -> tuple[str, int]:
-    if settings.embedder.provider == "local":
-        from ragls.embedding.onnx_local import DIMENSION, MODEL_NAME
+    from ragls.embedding import model_identity
 
-        return f"{MODEL_NAME}-int8", DIMENSION
-    from ragls.embedding import make_embedder
-
-    emb = make_embedder(settings.embedder)
-    return emb.model_id, emb.dimension
+    return model_identity(settings.embedder)
 
 
 def cmd_status(a: argparse.Namespace) -> int:

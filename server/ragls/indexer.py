@@ -39,7 +39,7 @@ from ragls.protocol import CacheInfo, ErrorOut, IndexStatus, Progress
 from ragls.secrets import is_secret_file
 from ragls.seek import Seeker
 from ragls.status import embedder_info, store_info
-from ragls.store import PointData, Store, StoreCorrupt, StoreError, StoreFull, open_index
+from ragls.store import PointData, Store, StoreCorrupt, StoreError, StoreFull, open_index, previous_manifest_bytes
 from ragls.store.manifest import DELETING, DENSE, LEXICAL, FileRecord, Manifest, SkippedFile
 from ragls.threads import in_thread, lower_priority
 from ragls.workspace import CONTENT_CHECKS, Discovery, IgnoreRules, classify, discover, link_skip
@@ -56,6 +56,11 @@ _LEXICAL_BATCH_FILES = 64
 # _POOL_TASK_FILES files, with _POOL_DEPTH tasks per worker in flight; smaller ones (a save, an
 # open buffer) in the indexer thread, where they start at once.
 _POOL_MIN_FILES = 200
+# A folder whose last manifest is at least this large (~1,200 files) is walked in a pool worker
+# on open: in this process its discovery waits for the GIL the shard load holds, ~0.8 s at
+# 150,000 chunks (docs/performance.md, "Sixth round"); a small folder walks in a few ms, which
+# a worker's start-up would not pay for.
+_DISCOVERY_IN_WORKER_BYTES = 1 << 20
 # Skip reasons decided by a file's content: kept in the manifest with the file's size and mtime
 # (a warm start would read every such file again otherwise: 69 of 13,275 at chunks150k).
 # Not `too_large`: that depends on the `maxFileBytes` setting, not on the file alone. Kept
@@ -188,10 +193,12 @@ class Indexer:
         self.rules = IgnoreRules(self.root, settings)
         self._on_change = on_change or (lambda: None)
         self._embedder = embedder
+        self._loading: Future[Embedder] | None = None  # the bundled model, loading (_open)
+        self.model_error: str | None = None  # why the bundled model did not load
         self.store: Store | None = None
         self.manifest: Manifest | None = None
         self.cache: EmbeddingCache | None = None
-        self.ready = threading.Event()  # set once the embedder and store are open (or failed)
+        self.ready = threading.Event()  # set once the store is open (or failed); the model may still load
         self._jobs: queue.Queue[tuple[str, object]] = queue.Queue()
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
@@ -231,6 +238,8 @@ class Indexer:
         workers = workers if workers is not None else min(os.cpu_count() or 1, _POOL_MAX_WORKERS)
         self._pool: PreparePool | None = PreparePool(workers, settings.indexing.nice) if workers > 1 else None
         self.pool_min_files = _POOL_MIN_FILES  # tests lower it to exercise the pool on small folders
+        self.discovery_worker_bytes = _DISCOVERY_IN_WORKER_BYTES  # ...and this one
+        self.worker_discoveries = 0  # first scans walked by a pool worker, for tests
         self._redone: set[str] | None = None  # indexed by a change while a pooled pass runs
         self._flushed_at = time.monotonic()
         self._unflushed = 0  # points written or changed since the last flush
@@ -254,6 +263,10 @@ class Indexer:
     # -- public, thread-safe -----------------------------------------------------------------
     @property
     def embedder(self) -> Embedder | None:
+        """None until the bundled model has loaded (_open starts it)."""
+        loading = self._loading
+        if self._embedder is None and loading is not None and loading.done() and loading.exception() is None:
+            self._embedder = loading.result()
         return self._embedder
 
     def start(self) -> None:
@@ -331,7 +344,8 @@ class Indexer:
                 return False
             if self.breaker.is_open and not self.pending and self._jobs.empty():
                 return False
-            return bool(self.pending or self.missing_dense or not self._jobs.empty()) or self.phase in (
+            loading = self._loading is not None and not self._loading.done()
+            return bool(self.pending or self.missing_dense or not self._jobs.empty() or loading) or self.phase in (
                 "starting",
                 "discovering",
             )
@@ -370,6 +384,10 @@ class Indexer:
                 or not self._jobs.empty()
             ):
                 state, phase = "indexing", self.phase
+            elif self._loading is not None and not self._loading.done():
+                # Every file is searchable, lexically; the dense half waits for the model (a
+                # moment after the index opens), so not `ready` yet (protocol.md).
+                state, phase = "indexing", "dense"
             else:
                 state, phase = "ready", "idle"
             hits, misses = (self.cache.hits, self.cache.misses) if self.cache else (0, 0)
@@ -387,7 +405,7 @@ class Indexer:
                 lexical=Progress(done=lexical_done, total=searchable),
                 dense=Progress(done=dense_done, total=searchable),
                 last_indexed_at=self.last_indexed_at,
-                embedder=embedder_info(self.settings, self._embedder),
+                embedder=embedder_info(self.settings, self.embedder),
                 store=store_info(self.settings, self.store),
                 cache=CacheInfo(
                     hits=hits, misses=misses, hit_rate=round(hits / (hits + misses), 4) if hits + misses else 0.0
@@ -575,6 +593,8 @@ class Indexer:
         at once (`handle_jobs`, a scan) or end the pass (the rest stays pending). False when
         the pass ended early."""
         if self._pool is None or len(todo) < self.pool_min_files:
+            if self._pool is not None:
+                self._pool.close()  # started for the discovery only: an idle server keeps no workers
             for i in range(0, len(todo), _LEXICAL_BATCH_FILES):
                 if self._stop.is_set() or (not handle_jobs and not self._jobs.empty()):
                     return False
@@ -664,15 +684,18 @@ class Indexer:
     def _open(self) -> None:
         nice = self.settings.indexing.nice
         lower_priority(nice)
-        # A warm start is mostly waiting: the shard loads (holding the GIL), the bundled model
-        # loads (ONNX Runtime releases it) and the first scan's discovery walks the tree. The
-        # model and the discovery run in threads of their own while the shard opens.
+        # A warm start is mostly the shard load, which holds the GIL (~0.8 s at 150,000 chunks):
+        # the first scan's discovery walks the tree meanwhile, in a worker process when the
+        # folder is large (in a thread it would wait for the GIL), and the bundled model loads
+        # once the index is open (docs/performance.md, "Sixth round").
         self.rules.invalidate()
-        self._discovery = in_thread(nice, discover, self.root, self.settings, self.rules)
-        loading: Future[Embedder] | None = None
+        if self._pool is not None and previous_manifest_bytes(self.root, self.settings) >= self.discovery_worker_bytes:
+            self._discovery = self._pool.discover(self.root, self.settings)
+            self.worker_discoveries += 1
+        else:
+            self._discovery = in_thread(nice, discover, self.root, self.settings, self.rules)
         identity = local_identity(self.settings.embedder) if self._embedder is None else None
         if identity is not None:
-            loading = in_thread(nice, make_embedder, self.settings.embedder)
             model_id, dimension = identity
         else:
             if self._embedder is None:
@@ -693,15 +716,30 @@ class Indexer:
         with self._lock:
             self.records = records
         self._reconcile()
-        if loading is not None:
-            if not loading.done():
-                # The index can answer now, lexically, while the model finishes loading
-                # (answer.py says so in its warnings): no question waits for ONNX Runtime.
-                self.ready.set()
-                self._on_change()
-            self._embedder = loading.result()
+        if identity is not None:
+            # The bundled model loads now, not beside the shard: it needs the GIL for much of
+            # its load, which the shard load holds, and nothing before the dense pass needs it
+            # (queries are answered lexically meanwhile, answer.py says so in its warnings).
+            self._loading = in_thread(nice, make_embedder, self.settings.embedder)
+            self._loading.add_done_callback(self._model_loaded)
         _freeze_heap()
         self._jobs.put(("scan", False))
+
+    def _model_loaded(self, loading: Future[Embedder]) -> None:
+        exc = loading.exception()
+        if exc is not None:  # lexical search goes on; the dense pass raises it again (a fault, retried)
+            self.model_error = str(exc)
+            self._error("", f"cannot load the embedding model: {exc}")
+
+    def _model(self) -> Embedder:
+        """The embedder for the dense pass: waits for the bundled model if it is still loading;
+        after a failed load (raised here, a fault with a retry) the next call loads it again."""
+        emb = self.embedder
+        if emb is None:
+            loading, self._loading = self._loading, None
+            emb = self._embedder = loading.result() if loading is not None else make_embedder(self.settings.embedder)
+            self.model_error = None
+        return emb
 
     def _close(self) -> None:
         for closer in (self.store, self.manifest, self.cache):
@@ -798,7 +836,7 @@ class Indexer:
             self._remove(list(self.records))
         early, self._discovery = self._discovery, None
         if early is not None and not full:
-            found = early.result()  # started when the index opened, moments ago
+            found = self._early_discovery(early)  # started when the index opened, moments ago
         else:
             self.rules.invalidate()
             found = discover(self.root, self.settings, self.rules)
@@ -841,6 +879,18 @@ class Indexer:
             return
         self.phase = Phase.DENSE if self.missing_dense else Phase.IDLE
         self.last_indexed_at = _now()
+
+    def _early_discovery(self, early: Future[Discovery]) -> Discovery:
+        from concurrent.futures.process import BrokenProcessPool
+
+        try:
+            return early.result()
+        except BrokenProcessPool:  # the worker died (out of memory?): walk here instead
+            log.warning("the discovery worker stopped; walking the folder in the indexer thread")
+            if self._pool is not None:
+                self._pool.close()
+            self.rules.invalidate()
+            return discover(self.root, self.settings, self.rules)
 
     def _apply_changes(self, paths: set[str]) -> None:
         self.change_jobs += 1
@@ -1103,8 +1153,7 @@ class Indexer:
             items = [t for t in items if t[2].get("text_hash") not in cached]
             if not self._jobs.empty() or self._stop.is_set():
                 return
-        emb = self._embedder
-        assert emb is not None
+        emb = self._model()
         window_texts = [
             embedding_text(pl.get("path", ""), pl.get("symbol"), pl.get("signature"), pl.get("text", ""))
             for _, _, pl in items

@@ -191,17 +191,9 @@ def _available(src_dir: Path) -> str:
 
 
 def _model_identity(settings: Settings) -> tuple[str, int]:
-    if settings.embedder.provider == "local":
-        from ragls.embedding.onnx_local import DIMENSION, MODEL_NAME
+    from ragls.embedding import model_identity
 
-        return f"{MODEL_NAME}-int8", DIMENSION
-    from ragls.embedding import make_embedder
-
-    emb = make_embedder(settings.embedder)
-    try:
-        return emb.model_id, emb.dimension
-    finally:
-        emb.close()
+    return model_identity(settings.embedder)
 
 
 def _split_index_name(name: str) -> tuple[str, int]:

@@ -24,9 +24,9 @@ from typing import TYPE_CHECKING
 from ragls import lexical
 from ragls.chunking import Chunk, chunk_file
 from ragls.chunking.model import embedding_hash
-from ragls.config import IndexingSettings
+from ragls.config import IndexingSettings, Settings
 from ragls.secrets import redact
-from ragls.workspace import ReadResult, decode_source, read_source
+from ragls.workspace import Discovery, ReadResult, decode_source, discover, read_source
 
 if TYPE_CHECKING:
     from concurrent.futures import Future, ProcessPoolExecutor
@@ -172,9 +172,7 @@ class PreparePool:
         self._nice = nice
         self._pool: ProcessPoolExecutor | None = None
 
-    def submit(
-        self, root: str, jobs: list[FileJob], indexing: IndexingSettings, max_bytes: int
-    ) -> Future[list[Prepared]]:
+    def _executor(self) -> ProcessPoolExecutor:
         if self._pool is None:
             import multiprocessing  # here: a server that never runs a large pass never loads it
             from concurrent.futures import ProcessPoolExecutor
@@ -187,7 +185,17 @@ class PreparePool:
                 initializer=init_worker,
                 initargs=(self._nice,),
             )
-        return self._pool.submit(prepare_batch, root, jobs, indexing, max_bytes)
+        return self._pool
+
+    def submit(
+        self, root: str, jobs: list[FileJob], indexing: IndexingSettings, max_bytes: int
+    ) -> Future[list[Prepared]]:
+        return self._executor().submit(prepare_batch, root, jobs, indexing, max_bytes)
+
+    def discover(self, root: Path, settings: Settings) -> Future[Discovery]:
+        """The first scan's walk in a worker (which the pass then reuses): in the server's
+        process it would wait for the GIL the shard load holds (docs/performance.md)."""
+        return self._executor().submit(discover, root, settings)
 
     def close(self) -> None:
         if self._pool is not None:

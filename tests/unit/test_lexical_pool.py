@@ -191,3 +191,47 @@ def test_flushes_follow_the_points_written(tmp_path: Path, monkeypatch) -> None:
     # where a time-only rule (an hour here) would not flush at all during the pass.
     during = [n for n in flushed if n < chunks]
     assert chunks > 200 and len(during) >= 2 and during == sorted(during), (chunks, flushed)
+
+
+def _restart(ws: Path, settings: Settings, discovery_bytes: int) -> tuple[Indexer, dict[str, list[str]]]:
+    idx = Indexer(ws, settings, workers=2)
+    idx.discovery_worker_bytes = discovery_bytes
+    idx.start()
+    _lexical(idx)
+    with idx._lock:
+        return idx, {p: list(r.chunk_ids) for p, r in idx.records.items()}
+
+
+def test_a_large_folder_is_walked_by_a_worker_on_restart(tmp_path: Path) -> None:
+    """A folder indexed before with many files is discovered by a pool worker (the walk would
+    wait for the GIL the shard load holds): the scan finds what changed while the server was
+    down exactly as an in-thread walk does, and no worker outlives the scan."""
+    from ragls.store import previous_manifest_bytes
+
+    ws = tmp_path / "ws"
+    _workspace(ws, 30)
+    settings = Settings.model_validate({"cacheDir": str(tmp_path / "c")})
+    assert previous_manifest_bytes(ws, settings) == 0  # never indexed here
+    first, before = _restart(ws, settings, discovery_bytes=10**12)
+    first.stop(timeout=30)
+    assert first.worker_discoveries == 0 and previous_manifest_bytes(ws, settings) > 0
+    # While the server is down: one file changes, one goes, one arrives.
+    (ws / "pkg1" / "mod_1.py").write_text(PY.format(i=1) + "\n\ndef added_while_down():\n    return 1\n")
+    (ws / "pkg2" / "mod_2.py").unlink()
+    (ws / "pkg3" / "late.py").write_text(PY.format(i=99))
+    walked = {}
+    for name, threshold in (("worker", 1), ("thread", 10**12)):
+        idx, walked[name] = _restart(ws, settings, threshold)
+        try:
+            assert idx.worker_discoveries == (1 if name == "worker" else 0)
+            assert idx.pooled_passes == 0  # three files: the pass ran in the indexer thread
+            deadline = time.monotonic() + 20
+            while multiprocessing.active_children() and time.monotonic() < deadline:
+                time.sleep(0.1)
+            assert multiprocessing.active_children() == []  # the discovery worker is gone
+        finally:
+            idx.stop(timeout=30)
+    assert walked["worker"] == walked["thread"]
+    assert "pkg2/mod_2.py" not in walked["worker"] and "pkg3/late.py" in walked["worker"]
+    assert walked["worker"]["pkg1/mod_1.py"] != before["pkg1/mod_1.py"]  # re-chunked
+    assert len(walked["worker"]) == len(before)  # one gone, one new

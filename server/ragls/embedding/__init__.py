@@ -24,9 +24,22 @@ def local_identity(settings: EmbedderSettings) -> tuple[str, int] | None:
     provider, whose dimension may take a request to learn."""
     if settings.provider != "local":
         return None
-    from ragls.embedding.onnx_local import DIMENSION, model_id
+    from ragls.embedding.bundled import DIMENSION, model_id
 
     return model_id(), DIMENSION
+
+
+def model_identity(settings: EmbedderSettings) -> tuple[str, int]:
+    """The model id and dimension that key an index: the bundled model's without loading it, an
+    HTTP provider's from the provider."""
+    identity = local_identity(settings)
+    if identity is not None:
+        return identity
+    emb = make_embedder(settings)
+    try:
+        return emb.model_id, emb.dimension
+    finally:
+        emb.close()
 
 
 def make_embedder(settings: EmbedderSettings) -> Embedder:

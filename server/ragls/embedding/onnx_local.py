@@ -6,29 +6,21 @@ from __future__ import annotations
 
 import os
 import threading
-from pathlib import Path
 
 import numpy as np
 import onnxruntime as ort
 from tokenizers import Encoding, Tokenizer
 
 from ragls.config import EmbedderSettings
+from ragls.embedding.bundled import DIMENSION, MODEL_DIR, MODEL_NAME, model_id
 
-MODEL_DIR = Path(__file__).parent / "model"
-# Part of the model id, which keys indexes, manifests and the embedding cache: a new name
-# whenever the weights change, so vectors of two models are never mixed.
-MODEL_NAME = "ragls-code-minilm-l6-v4"
-DIMENSION = 384
+__all__ = ["DIMENSION", "MODEL_DIR", "MODEL_NAME", "LocalOnnxEmbedder", "model_id"]
 # Rows x padded tokens per document batch: 4 rows of 256 tokens, 8 of 128. ONNX Runtime's
 # arena keeps the largest call's buffers, so the resident memory grows with it (~1 GB at
 # 32 x 256, ~320 MB at 8 x 256, bench/memprobe.py). Measured over mixed widths, 2 threads:
 # 2,048 tokens 13.4-13.7k tokens/s and +252 MB, 1,024 13.8-13.9k and +151 MB, 512 14.2k and
 # +100 MB (docs/performance.md, "Fourth round"): smaller calls lose nothing, so 1,024.
 _TOKEN_BUDGET = 1024
-
-
-def model_id() -> str:
-    return f"{MODEL_NAME}-int8"
 
 
 class LocalOnnxEmbedder:

@@ -33,6 +33,7 @@ __all__ = [
     "never_indexed",
     "open_index",
     "open_store",
+    "previous_manifest_bytes",
     "workspace_id",
 ]
 
@@ -59,6 +60,20 @@ def never_indexed(root: Path, settings: Settings) -> bool:
     files are stored, nothing in the folder can be found. A Qdrant server may hold the
     points of another machine's run, so a remote store is never called new."""
     return not settings.qdrant.url and not _workspace_indexes(root, settings).is_dir()
+
+
+def previous_manifest_bytes(root: Path, settings: Settings) -> int:
+    """The size of the largest manifest this folder has here (any model, slot or backend; 0
+    when none): how large its last index was, known before anything is opened."""
+    base = _workspace_indexes(root, settings)
+    sizes = [0]
+    for pattern in ("*/manifest.sqlite", "*/*/manifest.sqlite"):
+        for p in base.glob(pattern):
+            try:
+                sizes.append(p.stat().st_size)
+            except OSError:  # removed meanwhile
+                pass
+    return max(sizes)
 
 
 def manifest_path(root: Path, settings: Settings, model_id: str, dimension: int) -> Path:
