@@ -39,7 +39,7 @@ class Backoff:
 class Fault:
     """A failure that stops the worker until `retry_at` (monotonic); `message` is for users."""
 
-    kind: str  # "disk", "store", "manifest", "internal"
+    kind: str  # "disk", "store", "manifest", "model", "internal"
     message: str
     retry_at: float
     need: int = 0  # disk faults: free bytes needed before a retry is worth it

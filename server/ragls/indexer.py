@@ -83,6 +83,11 @@ _DENSE_WINDOW = 512  # chunks the embedder groups by length together, to waste l
 _MAX_ERRORS = 50
 
 
+class ModelUnavailable(RuntimeError):
+    """The bundled model did not load (a damaged install): lexical search goes on, the dense
+    pass waits as a fault and tries again."""
+
+
 class Phase(StrEnum):
     """The worker's state machine (docs/reliability.md, "The fault model"):
 
@@ -371,6 +376,8 @@ class Indexer:
                 1 for p in self.failed if (r := recs.get(p)) is not None and r.status == DENSE
             )
             message = self.fatal or self.notice
+            if message is None and self.model_error:
+                message = f"the embedding model could not be loaded ({self.model_error}); search is lexical only"
             if self.fatal:
                 state, phase = "error", "error"
             elif self.fault is not None:
@@ -568,6 +575,8 @@ class Indexer:
             kind, delay, message = "store", self._fault_backoff.next_delay(), f"store error: {exc}"
         elif isinstance(exc, sqlite3.Error):
             kind, delay, message = "manifest", self._fault_backoff.next_delay(), f"manifest error: {exc}"
+        elif isinstance(exc, ModelUnavailable):
+            kind, delay, message = "model", self._fault_backoff.next_delay(), f"cannot load the embedding model: {exc}"
         else:
             log.exception("indexer step failed")
             kind, delay, message = "internal", self._fault_backoff.next_delay(), f"internal error: {exc!r}"
@@ -737,8 +746,14 @@ class Indexer:
         emb = self.embedder
         if emb is None:
             loading, self._loading = self._loading, None
-            emb = self._embedder = loading.result() if loading is not None else make_embedder(self.settings.embedder)
-            self.model_error = None
+            try:
+                emb = loading.result() if loading is not None else make_embedder(self.settings.embedder)
+            except EmbeddingError:
+                raise
+            except Exception as exc:
+                self.model_error = str(exc)
+                raise ModelUnavailable(str(exc)) from exc
+            self._embedder, self.model_error = emb, None
         return emb
 
     def _close(self) -> None:
@@ -881,11 +896,12 @@ class Indexer:
         self.last_indexed_at = _now()
 
     def _early_discovery(self, early: Future[Discovery]) -> Discovery:
+        from concurrent.futures import CancelledError
         from concurrent.futures.process import BrokenProcessPool
 
         try:
             return early.result()
-        except BrokenProcessPool:  # the worker died (out of memory?): walk here instead
+        except (BrokenProcessPool, CancelledError):  # the worker died (out of memory?): walk here instead
             log.warning("the discovery worker stopped; walking the folder in the indexer thread")
             if self._pool is not None:
                 self._pool.close()

@@ -1,13 +1,18 @@
 """A warm open: the index answers (lexically, saying so) while the bundled model is still
-loading in its own thread, and everything is dense again once it has loaded."""
+loading in its own thread, and everything is dense again once it has loaded; a model that
+does not load leaves lexical search working and says why."""
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
+
+import pytest
 
 from ragls import embedding
 from ragls.answer import answer
 from ragls.config import Settings
+from ragls.embedding import onnx_local
 from ragls.indexer import Indexer
 from tests.waiting import until
 
@@ -38,10 +43,44 @@ def test_a_warm_index_answers_while_the_model_loads(tmp_path: Path) -> None:
         assert res.error is None
         assert [c.symbol for c in res.chunks] == ["zq_lonely_function"]
         assert any("model is still loading" in w for w in res.warnings or [])
+        # Every file is searchable lexically, and the status says the dense half is coming.
+        st = idx.snapshot()
+        assert (st.state, st.phase, st.lexical.done, st.lexical.total) == ("indexing", "dense", 1, 1)
+        assert idx.busy()
     try:
         until(lambda: idx.embedder is not None, 60)
+        until(lambda: idx.snapshot().state == "ready")
         res = answer(idx, settings.retrieval, ws, "pad a line to a width", 5, 4000)
         assert not res.warnings
         assert res.chunks and res.chunks[0].symbol == "zq_lonely_function"
+    finally:
+        idx.stop(timeout=30)
+
+
+def test_a_model_that_does_not_load_leaves_lexical_search(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    broken = tmp_path / "model"
+    broken.mkdir()
+    shutil.copy(onnx_local.MODEL_DIR / "tokenizer.json", broken)
+    (broken / "model.onnx").write_bytes(b"not an ONNX model")  # ONNX Runtime itself refuses it
+    monkeypatch.setattr(onnx_local, "MODEL_DIR", broken)
+    monkeypatch.setattr(embedding, "_local", {})  # no model loaded by an earlier test
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / "pad.py").write_text(SRC)
+    settings = Settings.model_validate({"cacheDir": str(tmp_path / "cache")})
+    idx = Indexer(ws, settings)
+    idx.start()
+    try:
+        until(lambda: idx.model_error is not None, 60)
+        res = answer(idx, settings.retrieval, ws, "zq_lonely_function", 5, 4000)
+        assert res.error is None and [c.symbol for c in res.chunks] == ["zq_lonely_function"]
+        assert any("could not be loaded" in w for w in res.warnings or [])
+        st = idx.snapshot()
+        assert st.lexical.done == 1 and st.dense.done == 0
+        assert any("cannot load the embedding model" in e.message for e in st.errors)
+        # The dense pass tries again and says so (a fault retried with backoff), not a crash.
+        until(lambda: idx.snapshot().phase == "waiting", 60)
+        message = idx.snapshot().message or ""
+        assert message.startswith("cannot load the embedding model: ") and "retrying at" in message, message
     finally:
         idx.stop(timeout=30)
