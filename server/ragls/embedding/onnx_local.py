@@ -21,6 +21,10 @@ __all__ = ["DIMENSION", "MODEL_DIR", "MODEL_NAME", "LocalOnnxEmbedder", "model_i
 # 2,048 tokens 13.4-13.7k tokens/s and +252 MB, 1,024 13.8-13.9k and +151 MB, 512 14.2k and
 # +100 MB (docs/performance.md, "Fourth round"): smaller calls lose nothing, so 1,024.
 _TOKEN_BUDGET = 1024
+# Texts tokenized at once to plan a window: an encoding keeps every token of its text (the part
+# past max_tokens too, as overflow), so a 512-chunk window's encodings took 60-170 MB for the
+# moment of planning, a spike in the server's peak RSS (docs/performance.md, "Sixth round").
+_PLAN_SLICE = 64
 
 
 class LocalOnnxEmbedder:
@@ -76,7 +80,9 @@ class LocalOnnxEmbedder:
         call's padded size capped: ONNX Runtime's arena keeps the largest call's buffers for
         the life of the process (docs/performance.md, "Peak RSS"). The indexer embeds a window
         of chunks group by group, so every call is as full as the window allows."""
-        lengths = [len(e.ids) for e in self._tok.encode_batch(texts)]
+        lengths: list[int] = []
+        for i in range(0, len(texts), _PLAN_SLICE):  # only a slice's encodings alive at a time
+            lengths.extend(len(e.ids) for e in self._tok.encode_batch(texts[i : i + _PLAN_SLICE]))
         return self._plan(lengths)
 
     def _plan(self, lengths: list[int]) -> list[list[int]]:
