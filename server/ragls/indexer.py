@@ -739,6 +739,7 @@ class Indexer:
         if exc is not None:  # lexical search goes on; the dense pass raises it again (a fault, retried)
             self.model_error = str(exc)
             self._error("", f"cannot load the embedding model: {exc}")
+        self._on_change()  # `ready` (or the error) now: clients hear it at once, not at the next poll
 
     def _model(self) -> Embedder:
         """The embedder for the dense pass: waits for the bundled model if it is still loading;
