@@ -22,11 +22,15 @@ SRC = '''def zq_lonely_function(width):
 '''
 
 
-def test_a_warm_index_answers_while_the_model_loads(tmp_path: Path) -> None:
+def _folder(tmp_path: Path) -> tuple[Path, Settings]:
     ws = tmp_path / "ws"
     ws.mkdir()
     (ws / "pad.py").write_text(SRC)
-    settings = Settings.model_validate({"cacheDir": str(tmp_path / "cache")})
+    return ws, Settings.model_validate({"cacheDir": str(tmp_path / "cache")})
+
+
+def test_a_warm_index_answers_while_the_model_loads(tmp_path: Path) -> None:
+    ws, settings = _folder(tmp_path)
     first = Indexer(ws, settings)
     first.start()
     until(lambda: first.snapshot().state == "ready")
@@ -64,10 +68,7 @@ def test_a_model_that_does_not_load_leaves_lexical_search(tmp_path: Path, monkey
     (broken / "model.onnx").write_bytes(b"not an ONNX model")  # ONNX Runtime itself refuses it
     monkeypatch.setattr(onnx_local, "MODEL_DIR", broken)
     monkeypatch.setattr(embedding, "_local", {})  # no model loaded by an earlier test
-    ws = tmp_path / "ws"
-    ws.mkdir()
-    (ws / "pad.py").write_text(SRC)
-    settings = Settings.model_validate({"cacheDir": str(tmp_path / "cache")})
+    ws, settings = _folder(tmp_path)
     idx = Indexer(ws, settings)
     idx.start()
     try:
