@@ -395,6 +395,10 @@ class Indexer:
                 # Every file is searchable, lexically; the dense half waits for the model (a
                 # moment after the index opens), so not `ready` yet (protocol.md).
                 state, phase = "indexing", "dense"
+            elif self.model_error:
+                # Nothing left to embed, but no model for the questions either: lexical only,
+                # like a provider that is down (with chunks to embed, the fault above says it).
+                state, phase = "error", "paused"
             else:
                 state, phase = "ready", "idle"
             hits, misses = (self.cache.hits, self.cache.misses) if self.cache else (0, 0)

@@ -61,13 +61,17 @@ def test_a_warm_index_answers_while_the_model_loads(tmp_path: Path) -> None:
         idx.stop(timeout=30)
 
 
-def test_a_model_that_does_not_load_leaves_lexical_search(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def _break_the_model(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     broken = tmp_path / "model"
     broken.mkdir()
     shutil.copy(onnx_local.MODEL_DIR / "tokenizer.json", broken)
     (broken / "model.onnx").write_bytes(b"not an ONNX model")  # ONNX Runtime itself refuses it
     monkeypatch.setattr(onnx_local, "MODEL_DIR", broken)
     monkeypatch.setattr(embedding, "_local", {})  # no model loaded by an earlier test
+
+
+def test_a_model_that_does_not_load_leaves_lexical_search(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    _break_the_model(tmp_path, monkeypatch)
     ws, settings = _folder(tmp_path)
     idx = Indexer(ws, settings)
     idx.start()
@@ -83,5 +87,30 @@ def test_a_model_that_does_not_load_leaves_lexical_search(tmp_path: Path, monkey
         until(lambda: idx.snapshot().phase == "waiting", 60)
         message = idx.snapshot().message or ""
         assert message.startswith("cannot load the embedding model: ") and "retrying at" in message, message
+    finally:
+        idx.stop(timeout=30)
+
+
+def test_a_fully_embedded_index_says_when_its_model_does_not_load(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Nothing left to embed, so no dense pass to fail: the status still may not say `ready`
+    while every question is answered lexically."""
+    ws, settings = _folder(tmp_path)
+    first = Indexer(ws, settings)
+    first.start()
+    until(lambda: first.snapshot().state == "ready")
+    assert first.stop(timeout=30)
+    _break_the_model(tmp_path, monkeypatch)
+    idx = Indexer(ws, settings)
+    idx.start()
+    try:
+        until(lambda: idx.snapshot().phase == "paused", 60)
+        st = idx.snapshot()
+        assert st.state == "error" and st.dense.done == st.dense.total == 1
+        assert (st.message or "").startswith("the embedding model could not be loaded (")
+        res = answer(idx, settings.retrieval, ws, "zq_lonely_function", 5, 4000)
+        assert [c.symbol for c in res.chunks] == ["zq_lonely_function"]
+        assert any("could not be loaded" in w for w in res.warnings or [])
     finally:
         idx.stop(timeout=30)
