@@ -349,8 +349,9 @@ class Indexer:
                 return False
             if self.breaker.is_open and not self.pending and self._jobs.empty():
                 return False
-            loading = self._loading is not None and not self._loading.done()
-            return bool(self.pending or self.missing_dense or not self._jobs.empty() or loading) or self.phase in (
+            return bool(
+                self.pending or self.missing_dense or not self._jobs.empty() or self._model_loading()
+            ) or self.phase in (
                 "starting",
                 "discovering",
             )
@@ -391,7 +392,7 @@ class Indexer:
                 or not self._jobs.empty()
             ):
                 state, phase = "indexing", self.phase
-            elif self._loading is not None and not self._loading.done():
+            elif self._model_loading():
                 # Every file is searchable, lexically; the dense half waits for the model (a
                 # moment after the index opens), so not `ready` yet (protocol.md).
                 state, phase = "indexing", "dense"
@@ -737,6 +738,9 @@ class Indexer:
             self._loading.add_done_callback(self._model_loaded)
         _freeze_heap()
         self._jobs.put(("scan", False))
+
+    def _model_loading(self) -> bool:
+        return self._loading is not None and not self._loading.done()
 
     def _model_loaded(self, loading: Future[Embedder]) -> None:
         exc = loading.exception()
