@@ -40,10 +40,19 @@ log = logging.getLogger("ragls")
 _PRELOAD = ("ragls.status", "ragls.shared_index", "ragls.answer")
 
 
+# Set once the status models are imported (or failed to): until then rag/indexStatus answers
+# the `starting` status as plain JSON (early_status.py) instead of waiting for them.
+_status_loaded = threading.Event()
+
+
 def preload() -> None:
     try:
         for name in _PRELOAD:
-            importlib.import_module(name)
+            try:
+                importlib.import_module(name)
+            finally:
+                if name == "ragls.status":
+                    _status_loaded.set()
     except Exception:  # the import where the module is used reports it again
         log.exception("preloading the index modules failed")
 
@@ -284,6 +293,20 @@ class RaglsServer(LanguageServer):
             st.warnings = list(f.warnings)
         return st, runs
 
+    def early_status(self) -> dict[str, Any] | None:
+        """The `starting` status as plain JSON while the status models are still loading
+        (early_status.py); None once they are loaded, or when the status has more to say than
+        `starting` (an index, a settings error or warning, a folder that is not a folder)."""
+        if _status_loaded.is_set() or not self.folders.items or self.settings_error is not None:
+            return None
+        if any(
+            f.index is not None or f.settings_error or f.warnings or not f.path.is_dir() for f in self.folders.indexed
+        ):
+            return None
+        from ragls.early_status import starting_status
+
+        return starting_status([(f.name, f.uri, f.path, f.nested_in) for f in self.folders.items])
+
     async def status(self) -> tuple[IndexStatus, int]:
         """The workspace's status (totals and one entry per folder) and the count of index runs."""
         from ragls.protocol import FolderStatus
@@ -381,20 +404,22 @@ class RaglsServer(LanguageServer):
     async def retrieve(self, p: RetrieveParams) -> RetrieveResultOut:
         """Search the requested folders concurrently; one folder answers as itself, several
         are fused into one ranking (answer.fuse). Raises UnknownFolder and QueryError."""
-        from ragls.answer import failed, fuse
         from ragls.protocol import RetrieveResultOut
 
         plan = self.folders.plan(p.folders, p.paths)
-        if not self.folders.items:
-            return failed(self.settings_error or "no workspace folder to search")
-        if not plan:
-            return RetrieveResultOut(context="", chunks=[], took_ms=0.0)
-        if any(f.index is None for f, _ in plan) and not self.started.is_set():
+        if plan and any(f.index is None for f, _ in plan) and not self.started.is_set():
+            # Before the retrieval modules are needed (they may still be loading: ~100 ms).
             if fresh := await self._first_index(plan):
                 return fresh
             # `initialized` is still reading the client's settings: wait rather than answer empty.
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self.started.wait(), 10)
+        from ragls.answer import failed, fuse
+
+        if not self.folders.items:
+            return failed(self.settings_error or "no workspace folder to search")
+        if not plan:
+            return RetrieveResultOut(context="", chunks=[], took_ms=0.0)
         if not self.folders.multi:
             ((f, _globs),) = plan
             return await self._retrieve_folder(f, p)
@@ -502,6 +527,9 @@ async def on_initialized(ls: RaglsServer, _params: types.InitializedParams) -> N
         ls.settings_error = "no workspace folder: open a folder to index it"
         log.error(ls.settings_error)
     ls.client_settings = await ls.pull_configuration()  # also for folders added later
+    # The settings schema loads off the event loop (usually preloaded by now): requests that
+    # arrive meanwhile are answered instead of queueing behind the import.
+    await asyncio.to_thread(importlib.import_module, "ragls.config")
     ls._shown_errors.clear()
     for f in ls.folders.items:
         ls.load_folder_settings(f)
@@ -592,6 +620,8 @@ def on_exit(ls: RaglsServer, _params: None) -> None:
 
 @server.feature("rag/indexStatus")
 async def rag_index_status(ls: RaglsServer, _params: Any) -> dict[str, Any]:
+    if (early := ls.early_status()) is not None:
+        return early
     st, _runs = await ls.status()
     return st.model_dump(by_alias=True)
 
@@ -621,7 +651,6 @@ async def rag_retrieve(ls: RaglsServer, params: Any) -> dict[str, Any]:
     from pydantic import ValidationError
 
     from ragls.protocol import RetrieveParams
-    from ragls.retrieval import QueryError, compile_globs
 
     raw = to_plain(params)
     if not isinstance(raw, dict):
@@ -629,11 +658,21 @@ async def rag_retrieve(ls: RaglsServer, params: Any) -> dict[str, Any]:
     try:
         p = RetrieveParams.model_validate(raw)
         if p.paths:
+            from ragls.retrieval import compile_globs
+
             compile_globs(p.paths)
         out = await ls.retrieve(p)
     except ValidationError as exc:
         raise invalid_params(exc) from exc
-    except (QueryError, UnknownFolder) as exc:
+    except UnknownFolder as exc:
+        raise JsonRpcInvalidParams(str(exc)) from exc
+    except ValueError as exc:
+        # ragls.retrieval is imported only when needed: a first request can be answered while it
+        # still loads.
+        from ragls.retrieval import QueryError
+
+        if not isinstance(exc, QueryError):
+            raise
         raise JsonRpcInvalidParams(str(exc)) from exc
     return out.model_dump(by_alias=True)
 
