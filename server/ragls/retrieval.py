@@ -1,8 +1,8 @@
 """Retrieval: query -> hybrid search in Qdrant (dense + BM25 sparse, fused by weighted RRF in
-the engine) -> test-file, declaration and changelog demotion -> exact-definition boost ->
-per-file cap and overlap merging -> budgeted context. Every step after the engine is a few list operations over at
-most `limit` hits, so a query costs one embedding plus one Qdrant query. Each choice is
-measured in docs/evaluation.md."""
+the engine) -> demotion of tests, declarations, changelogs, repository process files and prose
+documents -> exact-definition boost -> per-file cap and overlap merging -> budgeted context.
+Every step after the engine is a few list operations over at most `limit` hits, so a query
+costs one embedding plus one Qdrant query. Each choice is measured in docs/evaluation.md."""
 
 from __future__ import annotations
 
@@ -50,6 +50,31 @@ _HISTORY_PATH = re.compile(
 )
 _HISTORY_QUERY = re.compile(
     r"\b(change ?logs?|release ?notes?|releases?|released|history|news|when (was|were|did)|which version)\b",
+    re.IGNORECASE,
+)
+# Repository process files (CI and issue templates, funding, security and contribution policies,
+# licences): they share a project's vocabulary and answer almost no question about its code; a
+# query about them keeps them at full rank.
+_META_PATH = re.compile(
+    r"(^|/)\.(github|gitlab|circleci|gitea|forgejo)/"
+    r"|(^|/)(code_of_conduct|contributing|security|funding|support|governance|codeowners|maintainers|contributors"
+    r"|authors|licen[cs]e|copying|notice|pull_request_template|issue_template)(-[\w.]+)?"
+    r"(\.(md|markdown|mdx|rst|txt|adoc|yml|yaml))?$",
+    re.IGNORECASE,
+)
+_META_QUERY = re.compile(
+    r"\b(github|gitlab|ci|workflows?|actions?|pipelines?|templates?|contribut\w*|security|vulnerabilit\w*|funding|"
+    r"sponsors?|conduct|dependabot|renovate|codeowners|maintainers?|authors?|licen[cs]\w*|copyright|issues?|"
+    r"pull requests?|prs?|labels?|copilot|agents?)\b",
+    re.IGNORECASE,
+)
+# Prose documents (READMEs, guides, docs pages): they restate what the code does in the words a
+# question uses, so they out-rank the code a question about behaviour wants; a query that asks
+# for documentation, setup or usage keeps them at full rank.
+_PROSE_PATH = re.compile(r"\.(md|markdown|mdx|rst|txt|adoc|asciidoc|org)$", re.IGNORECASE)
+_DOCS_QUERY = re.compile(
+    r"\b(docs?|documentation|documented|readme|guides?|tutorials?|manual|install\w*|set ?up|getting started|usage|"
+    r"examples?|how (do|can|should) (i|we|you)|how to|faq|overview)\b",
     re.IGNORECASE,
 )
 # Chunks that declare rather than implement: a class or its header (fields, doc), a type,
@@ -103,6 +128,11 @@ class Tuning:
     # Fused score factor for release history files (_HISTORY_PATH; 1.0 = off): 0.5 chosen on the
     # commit task's dev repositories (docs/evaluation.md).
     history_penalty: float = 0.5
+    # Fused score factors for repository process files (_META_PATH) and other prose documents
+    # (_PROSE_PATH) (1.0 = off): 0.25 and 0.5 chosen on the commit task's dev repositories
+    # (docs/evaluation.md); the doc->code golden sets index source folders only.
+    meta_penalty: float = 0.25
+    prose_penalty: float = 0.5
     merge: bool = True  # merge overlapping/adjacent chunks of one file into one hit
     # ...adjacent ones only while the block stays within this many characters (0: any size):
     # 800-1,500 measured alike on dev and held-out, unlimited lower (docs/evaluation.md).
@@ -228,6 +258,17 @@ def is_history_path(path: str) -> bool:
     return _HISTORY_PATH.search(path) is not None
 
 
+def document_kind(path: str) -> str | None:
+    """ "history", "meta" or "prose" for a file that is not code but restates it, else None."""
+    if _HISTORY_PATH.search(path):
+        return "history"
+    if _META_PATH.search(path):
+        return "meta"
+    if _PROSE_PATH.search(path):
+        return "prose"
+    return None
+
+
 def _to_hit(h: StoredHit) -> Hit:
     p = h.payload
     return Hit(
@@ -301,23 +342,36 @@ def demote(
     test_penalty: float,
     declaration_penalty: float = 1.0,
     history_penalty: float = 1.0,
+    meta_penalty: float = 1.0,
+    prose_penalty: float = 1.0,
 ) -> list[Hit]:
     """Scale the fused score of hits in test files by `test_penalty` unless the query is about
     tests, of declarative chunks (classes, headers, declarations) by `declaration_penalty`
-    unless the query names a kind of declaration, and of release history files by
-    `history_penalty` unless the query is about releases. Stable: equal scores keep the
+    unless the query names a kind of declaration, of release history files by
+    `history_penalty` unless the query is about releases, of repository process files by
+    `meta_penalty` unless the query is about them, and of other prose documents by
+    `prose_penalty` unless the query asks for documentation. Stable: equal scores keep the
     engine's order."""
-    test = test_penalty if test_penalty < 1.0 and not _TEST_QUERY.search(query) else 1.0
-    declaration = declaration_penalty if declaration_penalty < 1.0 and not _DECLARATION_QUERY.search(query) else 1.0
-    history = history_penalty if history_penalty < 1.0 and not _HISTORY_QUERY.search(query) else 1.0
-    if test == 1.0 and declaration == 1.0 and history == 1.0:
+
+    def unless(penalty: float, asked: re.Pattern[str]) -> float:
+        return penalty if penalty < 1.0 and not asked.search(query) else 1.0
+
+    test = unless(test_penalty, _TEST_QUERY)
+    declaration = unless(declaration_penalty, _DECLARATION_QUERY)
+    documents = {
+        "history": unless(history_penalty, _HISTORY_QUERY),
+        "meta": unless(meta_penalty, _META_QUERY),
+        "prose": unless(prose_penalty, _DOCS_QUERY),
+    }
+    if test == 1.0 and declaration == 1.0 and all(f == 1.0 for f in documents.values()):
         return hits
     scored = []
     for i, h in enumerate(hits):
+        kind = document_kind(h.path)
         factor = (
             (test if is_test_path(h.path) else 1.0)
             * (declaration if h.kind in _DECLARATIVE_KINDS else 1.0)
-            * (history if is_history_path(h.path) else 1.0)
+            * (documents[kind] if kind else 1.0)
         )
         scored.append((h.score * factor, i, h if factor == 1.0 else replace(h, score=h.score * factor)))
     scored.sort(key=lambda t: (-t[0], t[1]))
@@ -398,7 +452,15 @@ def retrieve(
         rrf_k=tuning.rrf_k,
     )
     hits = [_to_hit(h) for h in store.search(req)]
-    hits = demote(query, hits, tuning.test_penalty, tuning.declaration_penalty, tuning.history_penalty)
+    hits = demote(
+        query,
+        hits,
+        tuning.test_penalty,
+        tuning.declaration_penalty,
+        tuning.history_penalty,
+        tuning.meta_penalty,
+        tuning.prose_penalty,
+    )
     if symbols and tuning.symbol_first:
         hits = symbol_first(hits, symbols)
     if settings.rerank == "lexical":

@@ -18,7 +18,15 @@ from ragls.indexer import Indexer
 from ragls.languages import language_of
 from ragls.retrieval import DEFAULT_TUNING, query_symbols, retrieve
 
-TOP_K = 10
+TOP_K = 10  # rank metrics look at the top 10 (MRR@10, R@5, ...)
+
+
+def asked_hits(settings: Settings) -> int:
+    """Hits every system is asked for: the server's default `topK`, at least TOP_K. ctxR@4k
+    packs them into the 4,000-character budget in rank order (what a chat model receives);
+    the rank metrics read the first TOP_K."""
+    return max(TOP_K, settings.retrieval.top_k)
+
 
 # Each variant changes one retrieval choice from the default, for the ablation table:
 # "settings" are RetrievalSettings fields, "tuning" fields of retrieval.Tuning. Choices
@@ -46,6 +54,8 @@ VARIANTS: dict[str, dict[str, dict[str, Any]]] = {
     "no test-file demotion": {"tuning": {"test_penalty": 1.0}},
     "no declaration demotion": {"tuning": {"declaration_penalty": 1.0}},
     "no changelog demotion": {"tuning": {"history_penalty": 1.0}},
+    "no repository-file demotion": {"tuning": {"meta_penalty": 1.0}},
+    "no prose-document demotion": {"tuning": {"prose_penalty": 1.0}},
     "no overlap merging": {"tuning": {"merge": False}},
     "merging adjacent chunks of any size": {"tuning": {"merge_max_chars": 0}},
     "query camelCase not split": {"tuning": {"split_query_humps": False}},
@@ -117,7 +127,7 @@ def _score(search: Callable[[str], list[Any]], gs: GoldenSet, lines_of: FileLine
         t0 = time.perf_counter()
         hits = search(q.query)
         lat.append((time.perf_counter() - t0) * 1000)
-        results.append(evaluate_query(hits[:TOP_K], q, lines_of))
+        results.append(evaluate_query(hits, q, lines_of))
     return aggregate(results, lat)
 
 
@@ -186,6 +196,7 @@ def run_golden(
     index_seconds = time.monotonic() - t0
     rows: dict[str, dict[str, float]] = {}
     lines_of = FileLines(root)
+    asked = asked_hits(settings)
     try:
         assert idx.store is not None
         store, emb = idx.store, idx.embedder
@@ -193,7 +204,7 @@ def run_golden(
         for label, change in variants.items():
             rs = RetrievalSettings.model_validate({**settings.retrieval.model_dump(), **change.get("settings", {})})
             tu = replace(DEFAULT_TUNING, **change.get("tuning", {}))
-            k = int(change.get("top_k", {}).get("k", TOP_K))
+            k = int(change.get("top_k", {}).get("k", asked))
             rows[label] = _score(
                 lambda q, rs=rs, tu=tu, k=k: retrieve(store, emb, rs, q, k, 0, None, None, tuning=tu).hits,  # type: ignore[misc]
                 gs,
@@ -203,7 +214,7 @@ def run_golden(
         if ablations and lookups.queries:
             for label, boost in (("lookups: ragls (default)", True), ("lookups: no exact-symbol boost", False)):
                 rs = RetrievalSettings.model_validate({**settings.retrieval.model_dump(), "symbol_boost": boost})
-                rows[label] = _score(lambda q, rs=rs: retrieve(store, emb, rs, q, TOP_K, 0, None, None).hits, lookups)  # type: ignore[misc]
+                rows[label] = _score(lambda q, rs=rs: retrieve(store, emb, rs, q, asked, 0, None, None).hits, lookups)  # type: ignore[misc]
         if baselines:
             wins, funcs = _baseline_documents(root, _all_files(root), gs.language)
             docs_by_label = {BM25_WINDOWS: wins, BM25_FUNCTIONS: funcs}
@@ -211,7 +222,7 @@ def run_golden(
                 docs_by_label["BM25, ragls' chunks"] = _chunk_documents(idx)
             for label, docs in docs_by_label.items():
                 bm = BM25Index(docs, tokenizer=lexical.tokenize)
-                rows[label] = _score(lambda q, bm=bm: bm.search(q, TOP_K), gs, lines_of)  # type: ignore[misc]
+                rows[label] = _score(lambda q, bm=bm: bm.search(q, asked), gs, lines_of)  # type: ignore[misc]
         snap = idx.snapshot()
         return SetResult(
             gs.name, gs.language or "?", len(gs.queries), snap.files_total, snap.chunks, round(index_seconds, 1), rows
