@@ -106,8 +106,8 @@ class QdrantSettings(_Model):
 class RetrievalSettings(_Model):
     mode: Literal["hybrid", "dense", "lexical"] = "hybrid"
     """`hybrid` (dense + lexical, fused), `dense`, `lexical`"""
-    top_k: int = Field(default=10, ge=1, le=100)
-    """default number of chunks when a request gives no `topK`"""
+    top_k: int = Field(default=20, ge=1, le=100)
+    """default number of chunks when a request gives no `topK` (`maxChars` decides how many reach the context)"""
     max_chars: int = Field(default=4000, ge=0, le=200_000)
     """default context budget when a request gives no `maxChars`"""
     max_per_file: int = Field(default=5, ge=1, le=100)

@@ -15,7 +15,7 @@ public record ClientSettings(boolean ragEnabled, int topK, int maxChars, boolean
     public static final int MAX_TOP_K = 100;
     public static final int MIN_MAX_CHARS = 0;
     public static final int MAX_MAX_CHARS = 200_000;
-    public static final int DEFAULT_TOP_K = 10;
+    public static final int DEFAULT_TOP_K = 20;
     public static final int DEFAULT_MAX_CHARS = 4000;
     public static final boolean DEFAULT_AUTO_INDEX = true;
 
