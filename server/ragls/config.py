@@ -51,7 +51,7 @@ class EmbedderSettings(_Model):
     # The bundled model also splits a call so that rows x padded tokens stay <= 2,048, which bounds
     # ONNX Runtime's arena; larger batches buy little speed.
     batch_size: int = Field(default=16, ge=1, le=512)
-    """texts per embedding call; the bundled model also caps each ONNX call at 1,024 padded tokens, which bounds its memory"""
+    """texts per embedding call; the bundled model also caps each ONNX call at 512 padded tokens, which bounds its memory"""
     threads: int = Field(default=0, ge=0, le=64)
     """ONNX intra-op threads for indexing (0 = all cores); queries use their own single thread"""
     max_tokens: int = Field(default=256, ge=16, le=512)

@@ -15,12 +15,13 @@ from ragls.config import EmbedderSettings
 from ragls.embedding.bundled import DIMENSION, MODEL_DIR, MODEL_NAME, model_id
 
 __all__ = ["DIMENSION", "MODEL_DIR", "MODEL_NAME", "LocalOnnxEmbedder", "model_id"]
-# Rows x padded tokens per document batch: 4 rows of 256 tokens, 8 of 128. ONNX Runtime's
+# Rows x padded tokens per document batch: 2 rows of 256 tokens, 4 of 128. ONNX Runtime's
 # arena keeps the largest call's buffers, so the resident memory grows with it (~1 GB at
-# 32 x 256, ~320 MB at 8 x 256, bench/memprobe.py). Measured over mixed widths, 2 threads:
-# 2,048 tokens 13.4-13.7k tokens/s and +252 MB, 1,024 13.8-13.9k and +151 MB, 512 14.2k and
-# +100 MB (docs/performance.md, "Fourth round"): smaller calls lose nothing, so 1,024.
-_TOKEN_BUDGET = 1024
+# 32 x 256, ~320 MB at 8 x 256, bench/memprobe.py). Smaller calls are also faster on these
+# cores (their activations stay in cache): 400 real chunks, 2 threads, three runs each,
+# 1,024 tokens 58-63 chunks/s and 265 MB peak, 512 tokens 71-78 chunks/s and 214 MB
+# (docs/performance.md, "Seventh round"); 256-768 measured within the noise of 512.
+_TOKEN_BUDGET = 512
 # Texts tokenized at once to plan a window: an encoding keeps every token of its text (the part
 # past max_tokens too, as overflow), so a 512-chunk window's encodings took 60-170 MB for the
 # moment of planning, a spike in the server's peak RSS (docs/performance.md, "Sixth round").
