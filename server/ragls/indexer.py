@@ -70,14 +70,17 @@ _SKIP_RULES = f"content checks {CONTENT_CHECKS}"
 _POOL_TASK_FILES = 16
 _POOL_DEPTH = 2
 _POOL_MAX_WORKERS = 8
-# Store flushes bound the write-ahead log a restart after a crash replays. A Qdrant Edge flush
-# holds the GIL while it runs, stalling every request, for ~10 ms plus ~5 us per point written
-# since the last one (measured on a bare shard, flat from 30k to 150k points; 180-200 ms for
-# the ~40k points of 10 s of a large pass). So a flush every few thousand points: the total
-# is about the same, and the longest stall is a third (150k chunks in-process: 211 -> 70 ms).
-_FLUSH_POINTS = 6_000
-_FLUSH_LEXICAL_S = 10.0  # and at the latest after this long: during a lexical pass ...
-_FLUSH_DENSE_S = 60.0  # ... and during the dense backfill (fewer, smaller writes)
+# Store flushes bound the write-ahead log a restart replays after a crash (a clean stop flushes).
+# A Qdrant Edge flush syncs every file of the shard (~80 msync/fsync calls) holding the GIL, a
+# stall of every request: 150-260 ms on the disk of the bench machine whatever the number of
+# points written since (docs/performance.md, "Seventh round"). So the indexer flushes seldom
+# while it works: after _FLUSH_POINTS points (a crash then replays at most that many: 2.6 s for
+# 90,000 points) or _FLUSH_AGE_S after the last flush, and once the index is complete.
+_FLUSH_POINTS = 100_000
+_FLUSH_AGE_S = 600.0
+# Objects left alive by this many points' batches are frozen out of the garbage collector's
+# walks (_freeze_heap): a full collection of the unfrozen heap stalls every request.
+_FREEZE_POINTS = 6_000
 _SWITCH_INTERVAL_S = 0.001  # during the dense backfill
 _DENSE_WINDOW = 512  # chunks the embedder groups by length together, to waste little padding
 _MAX_ERRORS = 50
@@ -248,6 +251,7 @@ class Indexer:
         self._redone: set[str] | None = None  # indexed by a change while a pooled pass runs
         self._flushed_at = time.monotonic()
         self._unflushed = 0  # points written or changed since the last flush
+        self._frozen_at = 0  # ..., of which this many when the heap was last frozen
         self._discovery: Future[Discovery] | None = None  # the first scan's, begun by _open
         # Files that spell a name a question asked for (seek.py), still waiting in a pass:
         # indexed at the next batch boundary instead of in pass order. (Opened and saved
@@ -621,7 +625,7 @@ class Indexer:
         finally:
             if self._pool is not None:  # None: a worker died, the pass went on in this thread
                 self._pool.close()  # an idle server keeps no worker processes
-            self._maybe_flush(0.0)  # the pass ends flushed
+            self._maybe_flush()
 
     def _index_pooled(self, todo: list[str], handle_jobs: bool) -> bool:
         """Worker processes parse, chunk and tokenize; this thread plans each task (the checks
@@ -1130,7 +1134,7 @@ class Indexer:
                     else:
                         self.missing_dense.pop(rec.path, None)
             self.batches += 1
-            self._maybe_flush(_FLUSH_LEXICAL_S)
+            self._maybe_flush()
 
     def _fail(self, rel: str, message: str) -> None:
         self._error(rel, message)
@@ -1225,7 +1229,7 @@ class Indexer:
         if not self.missing_dense:
             self.phase = Phase.IDLE
             self.last_indexed_at = _now()
-            self.store.flush()
+            self._flush()  # the index is complete: nothing left for a restart to replay
 
     def _store_dense(self, part: list[tuple[str, str, dict[str, Any]]], vecs: list[np.ndarray], cache: bool) -> None:
         """Store the dense vectors of `part` (path, id, payload) and mark finished files dense."""
@@ -1253,18 +1257,24 @@ class Indexer:
                         self.records.set_status(p, DENSE)
                         done_paths.append(p)
         self.manifest.set_status(done_paths, DENSE)
-        self._maybe_flush(_FLUSH_DENSE_S)
+        self._maybe_flush()
         self._on_change()
 
-    def _maybe_flush(self, every: float) -> None:
-        """Flush the store after _FLUSH_POINTS points or `every` seconds: a restart replays the
-        write-ahead log written since, and a flush blocks searches for as long as it takes
-        (in proportion to the points since the last), so many small ones beat one large one."""
-        if self.store is not None and (self._unflushed >= _FLUSH_POINTS or time.monotonic() - self._flushed_at > every):
+    def _maybe_flush(self) -> None:
+        """Flush the store after _FLUSH_POINTS points or _FLUSH_AGE_S seconds (a restart after a
+        crash replays the write-ahead log written since; a flush stalls every request), and
+        keep what the batches since left alive out of the garbage collector's walks."""
+        if self._unflushed - self._frozen_at >= _FREEZE_POINTS:
+            _freeze_heap()  # what the batches since left alive: records, ids
+            self._frozen_at = self._unflushed
+        if self._unflushed >= _FLUSH_POINTS or time.monotonic() - self._flushed_at > _FLUSH_AGE_S:
+            self._flush()
+
+    def _flush(self) -> None:
+        if self.store is not None:
             self.store.flush()
             self._flushed_at = time.monotonic()
-            self._unflushed = 0
-            _freeze_heap()  # what the batches since left alive: records, ids
+            self._unflushed = self._frozen_at = 0
 
     def _dense_failed(self, paths: list[str], exc: Exception) -> None:
         was_open = self.breaker.is_open

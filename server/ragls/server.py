@@ -22,6 +22,7 @@ from pygls.protocol.language_server import lsp_method
 
 from ragls import PROTOCOL_VERSION, __version__
 from ragls.folders import Folder, Folders, UnknownFolder, uri_to_path
+from ragls.foreground import FOREGROUND
 
 # Start-up: `initialize` is answered with pygls and the modules above only. Settings (pydantic),
 # the protocol models, the index and retrieval (numpy, tree-sitter, the store, the model) are
@@ -139,6 +140,31 @@ class RaglsServer(LanguageServer):
         self._shown_errors: set[str] = set()  # settings errors shown since the settings last changed
         self.started = asyncio.Event()  # set once indexing starts (or cannot)
         self.status_failures = 0  # status ticks that raised (logged, then reporting goes on)
+
+    def start_io(self, stdin: Any = None, stdout: Any = None) -> None:
+        """pygls's stdio server, except that a pipe on stdin is read by the event loop instead of
+        a thread hop per line (ragls/stdio.py): requests answered while the indexer is busy
+        do not queue for the GIL before their handler starts."""
+        from pygls.io_ import StdinAsyncReader, StdoutWriter, run_async
+
+        from ragls.stdio import loop_reader
+
+        stdin = stdin or sys.stdin.buffer
+        self._stop_event = threading.Event()
+        self.protocol.set_writer(StdoutWriter(stdout or sys.stdout.buffer))
+
+        async def main() -> None:
+            reader = await loop_reader(stdin) or StdinAsyncReader(stdin, self.thread_pool)
+            await run_async(self._stop_event, reader, self.protocol, log, self.report_server_error)
+
+        try:
+            asyncio.run(main())
+        except BrokenPipeError:
+            log.error("connection to the client is lost; shutting down")
+        except (KeyboardInterrupt, SystemExit):
+            pass
+        finally:
+            self.shutdown()
 
     @property
     def root(self) -> Path | None:
@@ -622,8 +648,9 @@ def on_exit(ls: RaglsServer, _params: None) -> None:
 async def rag_index_status(ls: RaglsServer, _params: Any) -> dict[str, Any]:
     if (early := ls.early_status()) is not None:
         return early
-    st, _runs = await ls.status()
-    return st.model_dump(by_alias=True)
+    with FOREGROUND.request():  # the indexer's store writes wait meanwhile (foreground.py)
+        st, _runs = await ls.status()
+        return st.model_dump(by_alias=True)
 
 
 @server.feature("rag/reindex")
@@ -661,7 +688,8 @@ async def rag_retrieve(ls: RaglsServer, params: Any) -> dict[str, Any]:
             from ragls.retrieval import compile_globs
 
             compile_globs(p.paths)
-        out = await ls.retrieve(p)
+        with FOREGROUND.request():  # the indexer's store writes wait meanwhile (foreground.py)
+            out = await ls.retrieve(p)
     except ValidationError as exc:
         raise invalid_params(exc) from exc
     except UnknownFolder as exc:

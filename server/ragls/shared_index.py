@@ -22,6 +22,7 @@ from typing import Any
 
 from ragls import __version__
 from ragls.config import Settings
+from ragls.foreground import FOREGROUND
 from ragls.owner import (
     INVALID_PARAMS,
     InvalidParams,
@@ -264,11 +265,20 @@ class SharedIndex:
         def reindex(params: dict[str, Any], _cid: str) -> dict[str, Any]:
             return {"started": svc().reindex(ReindexParams.model_validate(params).full)}
 
+        def answered(handler: Any) -> Any:
+            """A question from a client process: the indexer's store writes wait meanwhile."""
+
+            def run(params: dict[str, Any], cid: str) -> Any:
+                with FOREGROUND.request():
+                    return handler(params, cid)
+
+            return run
+
         return {
             "rag/hello": lambda _p, _c: OwnerHello(workspace=str(self.root), version=__version__, pid=os.getpid()),
-            "rag/indexStatus": lambda _p, _c: StatusEnvelope(status=svc().status(), runs=svc().runs),
-            "rag/retrieve": retrieve,
-            "rag/findSymbol": lambda p, _c: svc().find_symbol(SymbolParams.model_validate(p)),
+            "rag/indexStatus": answered(lambda _p, _c: StatusEnvelope(status=svc().status(), runs=svc().runs)),
+            "rag/retrieve": answered(retrieve),
+            "rag/findSymbol": answered(lambda p, _c: svc().find_symbol(SymbolParams.model_validate(p))),
             "rag/reindex": reindex,
             "rag/openDocument": open_doc,
             "rag/closeDocument": close_doc,

@@ -162,14 +162,9 @@ def test_clean_restart_mid_backfill_embeds_nothing_twice(tmp_path: Path) -> None
         second.stop(timeout=30)
 
 
-def test_flushes_follow_the_points_written(tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
-    """A flush holds the GIL in proportion to the points since the last one, so the indexer
-    flushes every _FLUSH_POINTS points, not only every so many seconds."""
-    import ragls.indexer as indexer_mod
+def _counting_flushes(monkeypatch) -> list[int]:  # type: ignore[no-untyped-def]
     from ragls.store.edge import EdgeStore
 
-    ws = tmp_path / "ws"
-    _workspace(ws, 60)
     flushed: list[int] = []
     real_flush = EdgeStore.flush
 
@@ -178,8 +173,19 @@ def test_flushes_follow_the_points_written(tmp_path: Path, monkeypatch) -> None:
         real_flush(self)
 
     monkeypatch.setattr(EdgeStore, "flush", counting_flush)
+    return flushed
+
+
+def test_flushes_follow_the_points_written(tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """The write-ahead log a crash would replay is bounded by points: the indexer flushes every
+    _FLUSH_POINTS points, not only every so many seconds."""
+    import ragls.indexer as indexer_mod
+
+    ws = tmp_path / "ws"
+    _workspace(ws, 60)
+    flushed = _counting_flushes(monkeypatch)
     monkeypatch.setattr(indexer_mod, "_FLUSH_POINTS", 100)
-    monkeypatch.setattr(indexer_mod, "_FLUSH_LEXICAL_S", 3600.0)
+    monkeypatch.setattr(indexer_mod, "_FLUSH_AGE_S", 3600.0)
     idx = Indexer(ws, Settings.model_validate({"cacheDir": str(tmp_path / "cache")}), workers=1)
     idx.start()
     try:
@@ -191,6 +197,27 @@ def test_flushes_follow_the_points_written(tmp_path: Path, monkeypatch) -> None:
     # where a time-only rule (an hour here) would not flush at all during the pass.
     during = [n for n in flushed if n < chunks]
     assert chunks > 200 and len(during) >= 2 and during == sorted(during), (chunks, flushed)
+
+
+def test_a_pass_below_the_threshold_flushes_once_the_index_is_complete(tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """A flush syncs every file of the shard holding the GIL (a stall of every request), so
+    while it works the indexer leaves its writes to the write-ahead log; the index is flushed
+    once every chunk has its vector, and when the indexer stops."""
+    ws = tmp_path / "ws"
+    _workspace(ws, 60)
+    flushed = _counting_flushes(monkeypatch)
+    idx = Indexer(ws, Settings.model_validate({"cacheDir": str(tmp_path / "cache")}), workers=1)
+    idx.start()
+    try:
+        _lexical(idx)
+        assert flushed == []  # not after the lexical pass
+        deadline = time.monotonic() + 120
+        while idx.busy() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        st = idx.snapshot()
+        assert st.state == "ready" and flushed == [st.chunks], flushed
+    finally:
+        idx.stop(timeout=30)  # closing the store flushes it too
 
 
 def _restart(ws: Path, settings: Settings, discovery_bytes: int) -> tuple[Indexer, dict[str, list[str]]]:
