@@ -213,10 +213,12 @@ class Workspace:
     queries: list[str]
     sample_texts: list[str]  # embedding texts of sampled chunks, for the raw embedder figure
     lexical_only: bool = False
-    # Embedding texts sampled from the chunks the dense pass embeds first (newest files first):
-    # the raw embedder's rate on the same kind of chunks as a dense window of a lexical-only run.
-    # (files10k's newest files hold longer chunks than its average: 148 tokens against 130.)
-    window_texts: list[str] = field(default_factory=list)
+    # Embedding texts of the chunks the dense pass embeds first, in its order (newest files
+    # first): the raw embedder's reference for a dense window of a lexical-only run is sampled
+    # from exactly the range the window embedded (`window_sample`). Chunk lengths drift along
+    # that order (files10k: the first 4,000 average 159 tokens, the first 1,900 178), so a
+    # sample from a fixed range would compare the window with other chunks.
+    dense_order_texts: list[str] = field(default_factory=list)
     packages: list[dict[str, str]] = field(default_factory=list)
     # Identifier probes spread over the whole workspace: lexical recall while it indexes.
     recall_probes: list[Probe] = field(default_factory=list)
@@ -259,8 +261,9 @@ def _copy_tree(src: Path, dst: Path, exclude: list[str]) -> None:
             shutil.copyfile(s, d)
 
 
-# Chunks a dense window of a lexical-only run embeds, about (120 s at 25–45 chunks/s).
-WINDOW_CHUNKS = 4000
+# Chunks of the dense order kept for the window's reference: more than a 120 s window embeds
+# (~7,000 at 60 chunks/s).
+WINDOW_CHUNKS = 20_000
 
 
 def build_workspace(
@@ -327,7 +330,6 @@ def build_workspace(
         first.extend(cs)  # the server's dense order: newest file first (probe_last is the oldest)
         if len(first) >= WINDOW_CHUNKS:
             break
-    window_sample = random.Random(seed).sample(first, min(sample_size, len(first)))
     recall = _recall_probes(kept, all_chunks, random.Random(seed), 30, {probe_first.query, probe_last.query})
     sample = rng.sample(all_chunks, min(sample_size, len(all_chunks)))
     by_lang = Counter(c.language for c in all_chunks)
@@ -352,7 +354,8 @@ def build_workspace(
         probe_last=probe_last,
         queries=queries,
         sample_texts=[c.embedding_text() for c in sample],
-        window_texts=[c.embedding_text() for c in window_sample],
+        # Each distinct text once, as the server embeds it (its embedding cache answers repeats).
+        dense_order_texts=list(dict.fromkeys(c.embedding_text() for c in first))[:WINDOW_CHUNKS],
         lexical_only=size.lexical_only,
         recall_probes=recall,
         packages=[
@@ -411,3 +414,10 @@ def _pick_probe(kept: list[tuple[str, list]], all_chunks: list, from_end: bool) 
                 continue
             return Probe(rel, c.symbol, name)
     raise RuntimeError("no probe symbol found in the workspace")
+
+
+def window_sample(ws: Workspace, start: int, end: int, size: int = 400, seed: int = 7) -> list[str]:
+    """A seeded sample of the texts a dense window embedded: chunks `start`..`end` of the dense
+    order (the server's `embedded` count at the window's start and end)."""
+    texts = ws.dense_order_texts[start:end]
+    return random.Random(seed).sample(texts, min(size, len(texts)))

@@ -30,7 +30,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from bench.corpus import Workspace, build_workspace, default_cache, load_corpus
+from bench.corpus import Workspace, build_workspace, default_cache, load_corpus, window_sample
 from bench.lsp import LspClient, children_rss, cpu_seconds, proc_status
 
 REPO = Path(__file__).resolve().parent.parent
@@ -104,12 +104,14 @@ class MachineLoad:
         return (self._busy() - self.busy0) / dt if dt > 0 else 0.0
 
 
-def raw_throughput(ws: Workspace, out: Path, nice: int, repeat: int = 1, window: bool = False) -> dict[str, Any]:
-    """The raw embedder on the workspace's random chunk sample, or (`window`) on a sample of the
-    chunks a dense window embeds first."""
+def raw_throughput(
+    ws: Workspace, out: Path, nice: int, repeat: int = 1, window: list[str] | None = None
+) -> dict[str, Any]:
+    """The raw embedder on the workspace's random chunk sample, or on `window`: a sample of the
+    chunks a dense window embedded."""
     texts = out / f"sample-{ws.name}{'-window' if window else ''}.json"
-    if not texts.is_file():
-        texts.write_text(json.dumps(ws.window_texts if window else ws.sample_texts), "utf-8")
+    if window or not texts.is_file():
+        texts.write_text(json.dumps(window or ws.sample_texts), "utf-8")
     r = subprocess.run(
         [sys.executable, "-m", "bench.rawembed", str(texts), "--nice", str(nice), "--repeat", str(repeat)],
         capture_output=True,
@@ -294,9 +296,11 @@ async def cold_index(
                     # Keep going for a while into the dense pass: its rate against the raw embedder.
                     marks["window_start"] = now
                     embedded_at[0] = st.get("embedded", 0)
+                    window_cpu[0] = (cpu_seconds(client.pid) or 0.0, time.process_time(), MachineLoad())
                 if now - marks["window_start"] >= args.dense_window:
                     embedded_at[1] = st.get("embedded", 0)
                     marks["window_end"] = now
+                    window_cpu[1] = (cpu_seconds(client.pid) or 0.0, time.process_time(), window_cpu[0][2].cores_busy())
                     return
             if st["state"] == "ready":
                 marks["ready"] = now
@@ -308,6 +312,9 @@ async def cold_index(
             await asyncio.sleep(0.2)
 
     embedded_at = [0, 0]
+    # (server CPU s, this bench client's CPU s, machine load) at the dense window's start and end:
+    # where the cores went while the window embedded (the raw embedder runs alone).
+    window_cpu: list[Any] = [None, None]
     tasks = [asyncio.create_task(probes()), asyncio.create_task(dense_queries())]
     if ws.recall_probes:
         tasks.append(asyncio.create_task(recall()))
@@ -365,8 +372,17 @@ async def cold_index(
             "start_s": rel["window_start"],
             "seconds": round(span, 1),
             "embedded": embedded_at[1] - embedded_at[0],
+            "embedded_from": embedded_at[0],
+            "embedded_to": embedded_at[1],
             "chunks_per_s": round((embedded_at[1] - embedded_at[0]) / span, 2) if span else None,
         }
+        if window_cpu[1] is not None and span:
+            (srv0, cli0, _), (srv1, cli1, machine) = window_cpu
+            res["dense_window"] |= {
+                "server_cores": round((srv1 - srv0) / span, 2),
+                "bench_client_cores": round((cli1 - cli0) / span, 2),
+                "machine_cores": round(machine, 2),
+            }
     res["peak_rss_cold_mb"] = round(mem.get("VmHWM", 0) / 2**20, 1)
     res["rss_at_end_mb"] = round(mem.get("VmRSS", 0) / 2**20, 1)
     res["server_cpu_s"] = round(cpu, 1) if cpu is not None else None
@@ -507,7 +523,9 @@ async def run_size(ws: Workspace, out: Path, args: argparse.Namespace, raw_cache
             if srv.client is not None:
                 await srv.client.close()
         # Right after the window, on the kind of chunks it embedded: the least load drift.
-        raw_window = raw_throughput(ws, out, args.nice, 1, window=True) if ws.window_texts else None
+        win = res.get("dense_window") or {}
+        texts = window_sample(ws, win.get("embedded_from", 0), win.get("embedded_to", 0)) if win else []
+        raw_window = raw_throughput(ws, out, args.nice, 1, window=texts) if texts else None
         log(f"  warm restarts x{args.restarts} (to all-lexical)")
         res["warm_restart"] = await warm_restarts(ws, out, cache_dir, args.restarts, until="searchable")
         res["warm_restart_s"] = res["warm_restart"]["spawn_to_ready_s"]["p50"]
