@@ -44,6 +44,7 @@ _PRELOAD = ("ragls.status", "ragls.shared_index", "ragls.answer")
 # Set once the status models are imported (or failed to): until then rag/indexStatus answers
 # the `starting` status as plain JSON (early_status.py) instead of waiting for them.
 _status_loaded = threading.Event()
+_preloaded = threading.Event()  # every module of _PRELOAD imported (or failed to)
 
 
 def preload() -> None:
@@ -56,6 +57,17 @@ def preload() -> None:
                     _status_loaded.set()
     except Exception:  # the import where the module is used reports it again
         log.exception("preloading the index modules failed")
+    finally:
+        _preloaded.set()
+
+
+async def modules_loaded(*names: str) -> None:
+    """`names` imported off the event loop while the preload thread runs. A handler importing
+    a module the preload thread is still importing would block the loop on that module's
+    import lock, and with it every other request (the first status answers waited ~120 ms
+    for a retrieve's import of the protocol models)."""
+    if not _preloaded.is_set():
+        await asyncio.to_thread(lambda: [importlib.import_module(n) for n in names])
 
 
 _STATUS_INTERVAL = 0.5  # seconds between rag/statusChanged while counts move
@@ -479,6 +491,7 @@ class RaglsServer(LanguageServer):
         return RetrieveResultOut(context="", chunks=[], took_ms=0.0, warnings=[warning])
 
     async def _retrieve_folder(self, f: Folder, p: RetrieveParams) -> RetrieveResultOut:
+        await modules_loaded("ragls.answer")
         from ragls.answer import failed
         from ragls.retrieval import QueryError
 
@@ -655,6 +668,7 @@ async def rag_index_status(ls: RaglsServer, _params: Any) -> dict[str, Any]:
 
 @server.feature("rag/reindex")
 async def rag_reindex(ls: RaglsServer, params: Any) -> dict[str, Any]:
+    await modules_loaded("ragls.protocol")
     from pydantic import ValidationError
 
     from ragls.protocol import ReindexParams
@@ -675,6 +689,7 @@ async def rag_reindex(ls: RaglsServer, params: Any) -> dict[str, Any]:
 
 @server.feature("rag/retrieve")
 async def rag_retrieve(ls: RaglsServer, params: Any) -> dict[str, Any]:
+    await modules_loaded("ragls.protocol", "ragls.store")
     from pydantic import ValidationError
 
     from ragls.protocol import RetrieveParams
@@ -714,4 +729,8 @@ def serve() -> None:
     # ...and logs a traceback for every InvalidParams we raise on purpose; our handlers log
     # their own failures.
     logging.getLogger("pygls.protocol.json_rpc").setLevel(logging.CRITICAL)
+    # The modules of indexing load in a thread right after `initialize`, holding the GIL for
+    # most of 0.3 s; a request read meanwhile takes dozens of GIL hand-offs, each up to one
+    # switch interval: 1 ms instead of 5 (the indexer keeps it so while it works).
+    sys.setswitchinterval(0.001)
     server.start_io()
