@@ -29,6 +29,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from ragls import __version__
 from ragls.config import SettingsError, load_settings
+from ragls.foreground import FOREGROUND
 from ragls.owner import error_message
 from ragls.protocol import ChunkOut, IndexStatus, NonBlank, RetrieveParams, RetrieveResultOut, SymbolParams
 from ragls.retrieval import QueryError, compile_globs
@@ -435,14 +436,16 @@ class RaglsMcp:
         index = await self._ready_index()
         st = await self._progress_until(ctx, index, self._searchable, FIRST_INDEX_WAIT)
         p = RetrieveParams(query=a.query, top_k=a.top_k, max_chars=a.max_chars, paths=a.paths, languages=a.languages)
-        res = await asyncio.to_thread(index.retrieve, p)
+        with FOREGROUND.request():  # the indexer's store writes wait meanwhile
+            res = await asyncio.to_thread(index.retrieve, p)
         return self._code_result("results", a.query, res, st)
 
     async def find_symbol(self, ctx: ServerRequestContext[Any], a: FindSymbolArgs) -> types.CallToolResult:
         index = await self._ready_index()
         st = await self._progress_until(ctx, index, self._searchable, FIRST_INDEX_WAIT)
         p = SymbolParams(name=a.name, kind=a.kind, top_k=a.top_k, max_chars=20000)
-        res = await asyncio.to_thread(index.find_symbol, p)
+        with FOREGROUND.request():
+            res = await asyncio.to_thread(index.find_symbol, p)
         return self._code_result("definitions", a.name, res, st)
 
     def _code_result(self, kind: str, subject: str, res: RetrieveResultOut, st: IndexStatus) -> types.CallToolResult:
