@@ -18,7 +18,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "server"))
 
 from ragls import cli
-from ragls.embedding import onnx_local
+from ragls.embedding import bundled, onnx_local
 
 
 def main() -> int:
@@ -30,8 +30,10 @@ def main() -> int:
     for name in ("model.onnx", "tokenizer.json"):
         if not (args.model_dir / name).is_file():
             parser.error(f"{args.model_dir} has no {name}")
-    onnx_local.MODEL_DIR = args.model_dir.resolve()
-    onnx_local.MODEL_NAME = args.model_name
+    # The files are loaded through onnx_local's names; the identity (model_id(), which keys the
+    # indexes and the embedding cache) is bundled.py's.
+    onnx_local.MODEL_DIR = bundled.MODEL_DIR = args.model_dir.resolve()
+    onnx_local.MODEL_NAME = bundled.MODEL_NAME = args.model_name
     rest = args.ragls_args[1:] if args.ragls_args[:1] == ["--"] else args.ragls_args
     return cli.main(rest)
 
