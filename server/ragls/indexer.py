@@ -1013,9 +1013,10 @@ class Indexer:
         """The checks that need the index's state, in the indexer thread, before a file's
         content is prepared (here or in a worker process)."""
         jobs: list[FileJob] = []
+        real_dirs: dict[str, str] = {}
         for rel in rels:
             # A link created after discovery (e.g. by a checkout) must not reach outside the root.
-            if link := link_skip(str(self.root), rel):
+            if link := link_skip(str(self.root), rel, real_dirs):
                 self._skip(rel, link)
                 continue
             with self._lock:

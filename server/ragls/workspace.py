@@ -227,15 +227,22 @@ def _inside(real_root: str, target: str) -> bool:
     return target == real_root or target.startswith(real_root + os.sep)
 
 
-def link_skip(real_root: str, rel: str) -> str | None:
+def link_skip(real_root: str, rel: str, real_dirs: dict[str, str] | None = None) -> str | None:
     """Discovery's link rules for a single path that arrives later (watcher, open buffer):
     'outside_workspace' when it resolves outside the root, 'symlink_dir' when a directory on
-    its way is a link (discovery never walks into one), None when it is an ordinary path."""
+    its way is a link (discovery never walks into one), None when it is an ordinary path.
+    `real_dirs` caches resolved directories over one batch of paths (most share their folder)."""
     full = os.path.join(real_root, rel)
     parent = os.path.dirname(full)
-    real_parent = os.path.realpath(parent)
+    real_parent = real_dirs.get(parent) if real_dirs is not None else None
+    if real_parent is None:
+        real_parent = os.path.realpath(parent)
+        if real_dirs is not None:
+            real_dirs[parent] = real_parent
     if real_parent != parent:
         return "symlink_dir" if _inside(real_root, real_parent) else "outside_workspace"
+    if not os.path.islink(full):
+        return None  # an ordinary file in an ordinary folder of the root
     return None if _inside(real_root, os.path.realpath(full)) else "outside_workspace"
 
 

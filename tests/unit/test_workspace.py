@@ -8,7 +8,7 @@ from pathlib import Path
 
 from ragls.config import Settings
 from ragls.secrets import is_secret_file, redact
-from ragls.workspace import IgnoreRules, decode_source, discover
+from ragls.workspace import IgnoreRules, decode_source, discover, link_skip
 
 
 def _write(root: Path, rel: str, text: str = "def f():\n    return 1\n") -> None:
@@ -83,6 +83,29 @@ def test_symlinks_never_leave_the_workspace(tmp_path: Path) -> None:
     d = discover(ws, Settings())
     assert {f.rel for f in d.files} == {"a.py"}
     assert d.skipped["outside_workspace"] == 2
+
+
+def test_paths_that_arrive_later_follow_the_same_link_rules(tmp_path: Path) -> None:
+    """A watcher event or a pass's plan checks each path again: links made after discovery."""
+    outside = tmp_path / "outside"
+    ws = tmp_path / "ws"
+    _write(outside, "secret_plans.py")
+    _write(ws, "src/a.py")
+    _write(ws, "src/b.py")
+    os.symlink(outside / "secret_plans.py", ws / "src" / "link_out.py")
+    os.symlink(ws / "src" / "a.py", ws / "src" / "link_in.py")
+    os.symlink(outside, ws / "out_dir")
+    os.symlink(ws / "src", ws / "in_dir")
+    root = os.path.realpath(ws)
+    cache: dict[str, str] = {}
+    for real_dirs in (None, cache, cache):  # the same answers with a batch's directory cache, twice
+        assert link_skip(root, "src/a.py", real_dirs) is None
+        assert link_skip(root, "src/b.py", real_dirs) is None
+        assert link_skip(root, "src/link_in.py", real_dirs) is None
+        assert link_skip(root, "src/link_out.py", real_dirs) == "outside_workspace"
+        assert link_skip(root, "out_dir/secret_plans.py", real_dirs) == "outside_workspace"
+        assert link_skip(root, "in_dir/a.py", real_dirs) == "symlink_dir"
+    assert os.path.join(root, "src") in cache
 
 
 def test_ignore_rules_for_watcher_paths(tmp_path: Path) -> None:
