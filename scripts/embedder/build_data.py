@@ -90,7 +90,7 @@ def _stem(path: Path) -> str:
     return path.name.split(".", 1)[0]
 
 
-def package_pairs(root: str) -> list[dict[str, str]]:
+def package_pairs(root: str, exclude: tuple[str, ...] = ()) -> list[dict[str, str]]:
     out: list[dict[str, str]] = []
     base = Path(root)
     paths = sorted(base.rglob("*"))
@@ -99,7 +99,7 @@ def package_pairs(root: str) -> list[dict[str, str]]:
     ts_stems = {_stem(p) for p in paths if p.suffix in (".ts", ".tsx") and not p.name.endswith(_DECLARATIONS)}
     for path in paths:
         rel = path.relative_to(base).as_posix()
-        if not path.is_file() or _SKIP_DIRS & set(rel.split("/")[:-1]):
+        if not path.is_file() or _SKIP_DIRS & set(rel.split("/")[:-1]) or any(x in rel for x in exclude):
             continue
         if rel.endswith((".min.js", *_DECLARATIONS)):
             continue
@@ -153,7 +153,7 @@ def main(argv: list[str] | None = None) -> int:
     all_pairs: list[dict[str, str]] = []
     entries: list[dict[str, object]] = []
     with ProcessPoolExecutor(args.jobs) as pool:
-        mined = list(pool.map(package_pairs, [p.root for p in fetched]))
+        mined = list(pool.map(package_pairs, [p.root for p in fetched], [tuple(p.exclude) for p in fetched]))
     for pkg, pairs in zip(fetched, mined, strict=True):
         seen: set[tuple[str, str]] = set()
         unique = []

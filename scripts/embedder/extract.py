@@ -46,6 +46,8 @@ _BETWEEN = {"attribute_item", "attribute", "attribute_list", "decorator", "annot
 _LEGAL = re.compile(r"copyright|licen[cs]e|spdx|all rights reserved", re.I)
 _TAG_PREFIX = re.compile(r"^\s*[@\\](brief|summary|description|fn|short)\b\s*", re.I)
 _NOT_PROSE = re.compile(r"^\s*(todo|fixme|xxx|hack|deprecated|nolint|eslint|noinspection|rubocop|@)", re.I)
+# A "summary" that is only a file path (a bundler's banner comment: `src/hooks/useSpring.ts`).
+_PATH_ONLY = re.compile(r"^[\w@.-]+(/[\w@.-]+)+/?$|^[\w@-]+\.(jsx?|mjs|cjs|tsx?|json|css|scss|vue|svelte)$")
 _MAX_BYTES = 400_000
 
 
@@ -94,6 +96,8 @@ def doc_query(language: str, text: str, name: str) -> str | None:
         lines = [m.group(1)] if m else lines
     summary = docs.first_paragraph(lines)
     if not summary or _NOT_PROSE.match(summary) or summary.count(";") > 1 or "{" in summary:
+        return None
+    if _PATH_ONLY.match(summary.strip().rstrip(".")):
         return None
     # A doc that opens with the function's own name ("foo returns ...") gives it away.
     words = summary.split(" ", 1)

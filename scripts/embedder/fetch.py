@@ -39,6 +39,9 @@ class Package:
     licence: str = ""
     names: list[str] = field(default_factory=list)  # every name the project is known by
     root: str = ""  # unpacked folder
+    # Folders of the unpacked sources not mined (sources.toml): code bundled under another
+    # licence than the package's own.
+    exclude: list[str] = field(default_factory=list)
 
     @property
     def label(self) -> str:

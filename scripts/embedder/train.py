@@ -59,6 +59,11 @@ def parse_args() -> argparse.Namespace:
         help="mined hard negatives (mine_negatives.py): one more code column per question",
     )
     p.add_argument(
+        "--bf16",
+        action="store_true",
+        help="forward passes under bfloat16 autocast (CPUs with AMX/AVX512-BF16: matmuls 4-5x faster)",
+    )
+    p.add_argument(
         "--skip-batches",
         type=int,
         default=0,
@@ -110,7 +115,7 @@ def near_copy(a: str, b: str, limit: float = 0.9) -> bool:
 
 
 def embed(model: torch.nn.Module, enc: dict[str, torch.Tensor]) -> torch.Tensor:
-    hidden = model(**enc).last_hidden_state
+    hidden = model(**enc).last_hidden_state.float()  # pooled in float32 (also under bf16 autocast)
     mask = enc["attention_mask"].unsqueeze(-1).to(hidden.dtype)
     pooled = (hidden * mask).sum(1) / mask.sum(1).clamp(min=1e-9)
     return F.normalize(pooled, dim=-1)
@@ -156,7 +161,8 @@ def main() -> int:
     tok = AutoTokenizer.from_pretrained(src)
     model = AutoModel.from_pretrained(src)
     model.train()
-    opt = torch.optim.AdamW(model.parameters(), lr=args.lr, weight_decay=0.01)
+    # fused: one kernel per parameter group (the word embeddings alone are 11.7M parameters)
+    opt = torch.optim.AdamW(model.parameters(), lr=args.lr, weight_decay=0.01, fused=True)
     planned = {"steps": len(batches)}  # refitted to the time budget as the pace is measured
     last = {"step": 0, "elapsed": 0.0}
 
@@ -195,8 +201,10 @@ def main() -> int:
         c_enc = tok(codes + negs, padding=True, truncation=True, max_length=args.code_tokens, return_tensors="pt")
         for group in opt.param_groups:
             group["lr"] = args.lr * lr_at(step)
-        q = embed(model, dict(q_enc))
-        c = embed(model, dict(c_enc))
+        with torch.autocast("cpu", dtype=torch.bfloat16, enabled=args.bf16):
+            q = embed(model, dict(q_enc))
+            c = embed(model, dict(c_enc))
+        # Scores and loss in float32 (embed pools in float32).
         scores = q @ c.T * args.scale  # questions x (positives, then mined negatives)
         # Mask in-batch "negatives" that are really positives: same question or same code.
         same = torch.tensor(

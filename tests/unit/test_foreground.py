@@ -61,7 +61,8 @@ def test_a_stream_of_requests_cannot_stop_background_work() -> None:
 def test_store_writes_yield_to_a_request_between_slices(tmp_path: Path) -> None:
     store = EdgeStore(tmp_path / "idx", 4)
     points = [
-        PointData(str(uuid.uuid4()), ([1, 2, 3], [1.0, 1.0, 1.0]), {"path": f"f{i}.py", "text": "x"}) for i in range(100)
+        PointData(str(uuid.uuid4()), ([1, 2, 3], [1.0, 1.0, 1.0]), {"path": f"f{i}.py", "text": "x"})
+        for i in range(100)
     ]
     before = FOREGROUND.yields
     with FOREGROUND.request():
