@@ -81,7 +81,7 @@ test('package.json contributes the server settings under their server names', ()
   assert.equal(sent.server, undefined);
   assert.equal(sent.chat, undefined);
   assert.equal(sent.trace, undefined);
-  assert.equal(settingAt(sent, 'retrieval.topK'), 10);
+  assert.equal(settingAt(sent, 'retrieval.topK'), 20);
   assert.equal(settingAt(sent, 'embedder.provider'), 'local');
   // The README lists every setting and command.
   const readme = fs.readFileSync(path.join(PACKAGE_ROOT, 'README.md'), 'utf8');

@@ -124,6 +124,6 @@ class ServerLocatorTest {
         assertEquals(0, s.maxChars());
         assertEquals(Map.of("retrieval", Map.of("topK", 100, "maxChars", 0), "indexing", Map.of("autoIndex", false)),
                 s.toServerSettings());
-        assertEquals(10, ClientSettings.defaults().topK());
+        assertEquals(20, ClientSettings.defaults().topK());
     }
 }
