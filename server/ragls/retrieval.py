@@ -1,6 +1,6 @@
 """Retrieval: query -> hybrid search in Qdrant (dense + BM25 sparse, fused by weighted RRF in
-the engine) -> demotion of tests, declarations, changelogs, repository process files and prose
-documents -> exact-definition boost -> per-file cap and overlap merging -> budgeted context.
+the engine) -> demotion of tests, declarations, changelogs and repository process files ->
+exact-definition boost -> per-file cap and overlap merging -> budgeted context.
 Every step after the engine is a few list operations over at most `limit` hits, so a query
 costs one embedding plus one Qdrant query. Each choice is measured in docs/evaluation.md."""
 
@@ -68,15 +68,6 @@ _META_QUERY = re.compile(
     r"pull requests?|prs?|labels?|copilot|agents?)\b",
     re.IGNORECASE,
 )
-# Prose documents (READMEs, guides, docs pages): they restate what the code does in the words a
-# question uses, so they out-rank the code a question about behaviour wants; a query that asks
-# for documentation, setup or usage keeps them at full rank.
-_PROSE_PATH = re.compile(r"\.(md|markdown|mdx|rst|txt|adoc|asciidoc|org)$", re.IGNORECASE)
-_DOCS_QUERY = re.compile(
-    r"\b(docs?|documentation|documented|readme|guides?|tutorials?|manual|install\w*|set ?up|getting started|usage|"
-    r"examples?|how (do|can|should) (i|we|you)|how to|faq|overview)\b",
-    re.IGNORECASE,
-)
 # Chunks that declare rather than implement: a class or its header (fields, doc), a type,
 # constant or variable declaration. A question about behaviour wants the function that does
 # it, and a documented class around an undocumented method out-ranks the method on the
@@ -128,11 +119,10 @@ class Tuning:
     # Fused score factor for release history files (_HISTORY_PATH; 1.0 = off): 0.5 chosen on the
     # commit task's dev repositories (docs/evaluation.md).
     history_penalty: float = 0.5
-    # Fused score factors for repository process files (_META_PATH) and other prose documents
-    # (_PROSE_PATH) (1.0 = off): 0.25 and 0.5 chosen on the commit task's dev repositories
-    # (docs/evaluation.md); the doc->code golden sets index source folders only.
+    # Fused score factor for repository process files (_META_PATH) (1.0 = off): 0.25 chosen on the
+    # commit task's dev repositories (docs/evaluation.md); the doc->code golden sets index source
+    # folders only. Other prose documents keep their rank: they answer questions too (a runbook).
     meta_penalty: float = 0.25
-    prose_penalty: float = 0.5
     merge: bool = True  # merge overlapping/adjacent chunks of one file into one hit
     # ...adjacent ones only while the block stays within this many characters (0: any size):
     # 800-1,500 measured alike on dev and held-out, unlimited lower (docs/evaluation.md).
@@ -258,15 +248,8 @@ def is_history_path(path: str) -> bool:
     return _HISTORY_PATH.search(path) is not None
 
 
-def document_kind(path: str) -> str | None:
-    """ "history", "meta" or "prose" for a file that is not code but restates it, else None."""
-    if _HISTORY_PATH.search(path):
-        return "history"
-    if _META_PATH.search(path):
-        return "meta"
-    if _PROSE_PATH.search(path):
-        return "prose"
-    return None
+def is_meta_path(path: str) -> bool:
+    return _META_PATH.search(path) is not None
 
 
 def _to_hit(h: StoredHit) -> Hit:
@@ -343,35 +326,28 @@ def demote(
     declaration_penalty: float = 1.0,
     history_penalty: float = 1.0,
     meta_penalty: float = 1.0,
-    prose_penalty: float = 1.0,
 ) -> list[Hit]:
     """Scale the fused score of hits in test files by `test_penalty` unless the query is about
     tests, of declarative chunks (classes, headers, declarations) by `declaration_penalty`
     unless the query names a kind of declaration, of release history files by
-    `history_penalty` unless the query is about releases, of repository process files by
-    `meta_penalty` unless the query is about them, and of other prose documents by
-    `prose_penalty` unless the query asks for documentation. Stable: equal scores keep the
-    engine's order."""
+    `history_penalty` unless the query is about releases, and of repository process files by
+    `meta_penalty` unless the query is about them. Stable: equal scores keep the engine's order."""
 
     def unless(penalty: float, asked: re.Pattern[str]) -> float:
         return penalty if penalty < 1.0 and not asked.search(query) else 1.0
 
     test = unless(test_penalty, _TEST_QUERY)
     declaration = unless(declaration_penalty, _DECLARATION_QUERY)
-    documents = {
-        "history": unless(history_penalty, _HISTORY_QUERY),
-        "meta": unless(meta_penalty, _META_QUERY),
-        "prose": unless(prose_penalty, _DOCS_QUERY),
-    }
-    if test == 1.0 and declaration == 1.0 and all(f == 1.0 for f in documents.values()):
+    history = unless(history_penalty, _HISTORY_QUERY)
+    meta = unless(meta_penalty, _META_QUERY)
+    if test == 1.0 and declaration == 1.0 and history == 1.0 and meta == 1.0:
         return hits
     scored = []
     for i, h in enumerate(hits):
-        kind = document_kind(h.path)
         factor = (
             (test if is_test_path(h.path) else 1.0)
             * (declaration if h.kind in _DECLARATIVE_KINDS else 1.0)
-            * (documents[kind] if kind else 1.0)
+            * (history if is_history_path(h.path) else meta if is_meta_path(h.path) else 1.0)
         )
         scored.append((h.score * factor, i, h if factor == 1.0 else replace(h, score=h.score * factor)))
     scored.sort(key=lambda t: (-t[0], t[1]))
@@ -459,7 +435,6 @@ def retrieve(
         tuning.declaration_penalty,
         tuning.history_penalty,
         tuning.meta_penalty,
-        tuning.prose_penalty,
     )
     if symbols and tuning.symbol_first:
         hits = symbol_first(hits, symbols)

@@ -55,7 +55,6 @@ VARIANTS: dict[str, dict[str, dict[str, Any]]] = {
     "no declaration demotion": {"tuning": {"declaration_penalty": 1.0}},
     "no changelog demotion": {"tuning": {"history_penalty": 1.0}},
     "no repository-file demotion": {"tuning": {"meta_penalty": 1.0}},
-    "no prose-document demotion": {"tuning": {"prose_penalty": 1.0}},
     "no overlap merging": {"tuning": {"merge": False}},
     "merging adjacent chunks of any size": {"tuning": {"merge_max_chars": 0}},
     "query camelCase not split": {"tuning": {"split_query_humps": False}},
