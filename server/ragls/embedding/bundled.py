@@ -9,7 +9,7 @@ from pathlib import Path
 MODEL_DIR = Path(__file__).parent / "model"
 # Part of the model id, which keys indexes, manifests and the embedding cache: a new name
 # whenever the weights change, so vectors of two models are never mixed.
-MODEL_NAME = "ragls-code-minilm-l6-v5"
+MODEL_NAME = "ragls-code-minilm-l6-v6"
 DIMENSION = 384
 
 

@@ -1,4 +1,4 @@
-"""The bundled, offline embedder: ragls-code-minilm-l6-v5 (all-MiniLM-L6-v2 fine-tuned on
+"""The bundled, offline embedder: ragls-code-minilm-l6-v6 (all-MiniLM-L6-v2 fine-tuned on
 doc-to-code pairs) as int8 ONNX, via onnxruntime and tokenizers (no torch). Provenance and
 training in docs/embedding-model.md."""
 
