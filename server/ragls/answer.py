@@ -54,7 +54,9 @@ def answer(
         warnings.append(f"dense search paused, the embedding provider is down ({idx.breaker.last_error}); lexical only")
     try:
         try:
-            res = retrieve(idx.store, idx.embedder, settings, query, top_k, max_chars, allowed, languages)
+            res = retrieve(
+                idx.store, idx.embedder, settings, query, top_k, max_chars, allowed, languages, names=idx.cache
+            )
         except EmbeddingError as exc:
             # The embedding provider is down: lexical search still answers, and says so.
             log.warning("query embedding failed, answering from lexical search only: %s", exc)

@@ -27,7 +27,7 @@ from enum import StrEnum
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ragls import memory
+from ragls import memory, name_rerank
 from ragls.chunking.model import embedding_text
 from ragls.config import Settings, cache_root
 from ragls.embedding import Embedder, EmbeddingError, local_identity, make_embedder
@@ -229,6 +229,7 @@ class Indexer:
         self.notice: str | None = None  # shown in the status, e.g. a fallback store in use
         self.last_indexed_at: str | None = None
         self.embeds = 0
+        self.embeds_names = 0  # name vectors cached (ragls.name_rerank)
         self.batches = 0  # lexical batches applied, for tests and benchmarks
         self.change_jobs = 0  # coalesced change sets handled (a burst of saves is one)
         self.runs = 0  # scans and change sets started: lets the progress reporter see short runs
@@ -1190,13 +1191,20 @@ class Indexer:
             embedding_text(pl.get("path", ""), pl.get("symbol"), pl.get("signature"), pl.get("text", ""))
             for _, _, pl in items
         ]
+        with_names = name_rerank.usable(emb, self.cache)
         # The embedder groups the whole window (the local model: by token length, each group
         # one full ONNX call); slicing it by a fixed count first left calls 11 % emptier.
         for group in emb.batches(window_texts):
             part = [items[k] for k in group]
             texts = [window_texts[k] for k in group]
+            name_vecs = None
             try:
-                vecs = emb.embed_documents(texts)
+                if with_names:  # the name vectors come from the same forward pass (name_rerank)
+                    vecs, name_vecs = emb.embed_with_names(  # type: ignore[attr-defined]
+                        texts, [name_rerank.payload_texts(pl)[1] for _, _, pl in part]
+                    )
+                else:
+                    vecs = emb.embed_documents(texts)
                 if vecs.shape != (len(texts), emb.dimension):
                     raise EmbeddingError(
                         f"embedder returned shape {vecs.shape}, expected ({len(texts)}, {emb.dimension})"
@@ -1209,6 +1217,8 @@ class Indexer:
             self.embeds += len(texts)
             log.debug("embedded %d chunks", len(texts))
             self._store_dense(part, list(vecs), cache=True)
+            if name_vecs is not None:
+                self._cache_names(part, name_vecs)
             memory.trim()  # this call's buffers (ONNX Runtime, numpy, the store's) are freed now
             if not self._jobs.empty() or self._stop.is_set():
                 return  # let queued changes go first; the backfill resumes after
@@ -1233,6 +1243,15 @@ class Indexer:
             self.phase = Phase.IDLE
             self.last_indexed_at = _now()
             self._flush()  # the index is complete: nothing left for a restart to replay
+
+    def _cache_names(self, part: list[tuple[str, str, dict[str, Any]]], vecs: np.ndarray) -> None:
+        """The chunks' name vectors into the embedding cache, where queries look them up
+        (ragls.name_rerank); not into the index."""
+        assert self.cache is not None
+        self.cache.put_many(
+            {name_rerank.NAME_KEY + pl["text_hash"]: vecs[k] for k, (_, _, pl) in enumerate(part) if "text_hash" in pl}
+        )
+        self.embeds_names += len(part)
 
     def _store_dense(self, part: list[tuple[str, str, dict[str, Any]]], vecs: list[np.ndarray], cache: bool) -> None:
         """Store the dense vectors of `part` (path, id, payload) and mark finished files dense."""

@@ -1,8 +1,9 @@
 """Retrieval: query -> hybrid search in Qdrant (dense + BM25 sparse, fused by weighted RRF in
-the engine) -> demotion of tests, declarations, changelogs and repository process files ->
-exact-definition boost -> per-file cap and overlap merging -> budgeted context.
-Every step after the engine is a few list operations over at most `limit` hits, so a query
-costs one embedding plus one Qdrant query. Each choice is measured in docs/evaluation.md."""
+the engine) -> name rerank of the first hits (name_rerank.py) -> demotion of tests,
+declarations, changelogs and repository process files -> exact-definition boost -> per-file
+cap and overlap merging -> budgeted context. Every step after the engine is a few list
+operations over at most `limit` hits, so a query costs one embedding, one Qdrant query and one
+embedding-cache lookup. Each choice is measured in docs/evaluation.md."""
 
 from __future__ import annotations
 
@@ -17,11 +18,12 @@ from typing import Protocol, TypeVar
 import numpy as np
 import pathspec
 
-from ragls import lexical
+from ragls import lexical, name_rerank
 from ragls.chunking.model import split_humps
 from ragls.config import RetrievalSettings
 from ragls.context import ContextChunk, format_context
 from ragls.embedding import Embedder
+from ragls.embedding.cache import EmbeddingCache
 from ragls.protocol import ChunkOut, Position, Range, RetrieveResultOut
 from ragls.store import SearchRequest, Store, StoredHit
 
@@ -134,6 +136,12 @@ class Tuning:
     # is scaled down to a tie-breaker; a query naming code keeps the full lexical weight.
     # 0.2 chosen on dev, confirmed on held-out (docs/evaluation.md).
     prose_lexical_factor: float = 0.2
+    # Name rerank (ragls.name_rerank): the first this many fused hits are ranked again by the
+    # query's similarity to their name vectors, joined as one more RRF list of this weight.
+    # 10 hits, weight 0.25 chosen on dev, confirmed on held-out (docs/evaluation.md, "Name
+    # rerank"). 0 hits turns it off.
+    name_rerank_hits: int = 10
+    name_rerank_weight: float = 0.25
 
 
 DEFAULT_TUNING = Tuning()
@@ -405,7 +413,10 @@ def retrieve(
     languages: list[str] | None,
     dense_available: bool = True,
     tuning: Tuning = DEFAULT_TUNING,
+    names: EmbeddingCache | None = None,
 ) -> RetrieveResult:
+    """`names`: the index's embedding cache, where the indexer keeps the chunks' name vectors
+    (ragls.name_rerank); without it the name rerank is skipped."""
     t0 = time.perf_counter()
     use_dense = embedder is not None and dense_available and settings.mode != "lexical"
     dense = None
@@ -427,7 +438,24 @@ def retrieve(
         weights=(settings.dense_weight, lexical_weight(query, settings, tuning), tuning.symbol_weight),
         rrf_k=tuning.rrf_k,
     )
-    hits = [_to_hit(h) for h in store.search(req)]
+    stored = store.search(req)
+    if (
+        dense is not None
+        and sparse[0]
+        and settings.fusion == "rrf"
+        and tuning.name_rerank_hits
+        and name_rerank.usable(embedder, names)
+    ):
+        stored = name_rerank.rerank_hits(
+            stored,
+            dense,
+            embedder,  # type: ignore[arg-type]  # usable() checked it
+            names,  # type: ignore[arg-type]
+            tuning.name_rerank_hits,
+            tuning.name_rerank_weight,
+            tuning.rrf_k,
+        )
+    hits = [_to_hit(h) for h in stored]
     hits = demote(
         query,
         hits,

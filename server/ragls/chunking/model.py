@@ -48,6 +48,16 @@ def embedding_hash(embedded: str) -> str:
     return hashlib.blake2b(data, digest_size=16).hexdigest()
 
 
+def name_text(symbol: str | None, text: str) -> str:
+    """A chunk's name line as the name rerank embeds it (ragls.name_rerank): the qualified symbol
+    and the first line of its code (a definition's signature), camelCase split like
+    embedding_text. A doc sentence paraphrases a function's name, which the whole-chunk vector
+    dilutes in the body."""
+    stripped = text.strip()
+    first = stripped.splitlines()[0][:200] if stripped else ""
+    return split_humps("\n".join(x for x in (symbol or "", first) if x))
+
+
 def embedding_text(path: str, symbol: str | None, signature: str | None, text: str) -> str:
     """What the dense model sees: the qualified symbol, the definition's signature when the
     chunk does not start with it (a later piece of a long function), then the code, with

@@ -25,7 +25,9 @@ class EmbeddingCache:
         self.hits = 0
         self.misses = 0
 
-    def get_many(self, hashes: list[str]) -> dict[str, np.ndarray]:
+    def get_many(self, hashes: list[str], count: bool = True) -> dict[str, np.ndarray]:
+        """`count`: into the hit rate the status reports (the indexer's lookups; a query's name
+        vector lookups are not)."""
         import numpy as np  # here, not at import: the server answers `initialize` first
 
         found: dict[str, np.ndarray] = {}
@@ -38,8 +40,9 @@ class EmbeddingCache:
                     v = np.frombuffer(blob, dtype=np.float32)
                     if v.shape[0] == self._dim:
                         found[key[len(self._prefix) :]] = v
-        self.hits += len(found)
-        self.misses += len(set(hashes)) - len(found)
+        if count:
+            self.hits += len(found)
+            self.misses += len(set(hashes)) - len(found)
         return found
 
     def put_many(self, items: dict[str, np.ndarray]) -> None:

@@ -64,6 +64,11 @@ class LocalOnnxEmbedder:
 
     @staticmethod
     def _infer(session: ort.InferenceSession, encs: list[Encoding]) -> np.ndarray:
+        hidden, mask = LocalOnnxEmbedder._hidden(session, encs)
+        return _pool(hidden, mask)
+
+    @staticmethod
+    def _hidden(session: ort.InferenceSession, encs: list[Encoding]) -> tuple[np.ndarray, np.ndarray]:
         width = max(len(e.ids) for e in encs)
         ids = np.zeros((len(encs), width), dtype=np.int64)
         mask = np.zeros_like(ids)
@@ -71,9 +76,7 @@ class LocalOnnxEmbedder:
             ids[i, : len(e.ids)] = e.ids
             mask[i, : len(e.ids)] = 1
         hidden = session.run(None, {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)})[0]
-        m = mask[..., None].astype(np.float32)
-        pooled = (hidden * m).sum(1) / np.maximum(m.sum(1), 1e-9)
-        return (pooled / np.maximum(np.linalg.norm(pooled, axis=1, keepdims=True), 1e-12)).astype(np.float32)
+        return hidden, mask
 
     def batches(self, texts: list[str]) -> list[list[int]]:
         """The indices of `texts` grouped as this embedder runs them, one ONNX call per group.
@@ -112,5 +115,34 @@ class LocalOnnxEmbedder:
         with self._query_lock:
             return self._run(self._queries, [text])[0]
 
+    def embed_with_names(
+        self, texts: list[str], names: list[str], query_time: bool = False
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """Each text's vector and its name vector from the same forward pass: the hidden states
+        of the text's first tokens (as many as `names[i]`, the chunk's name line, has after
+        [CLS]) mean-pooled (ragls.name_rerank). One call: the caller groups the texts
+        (`batches`). `query_time`: on the query session (the name rerank's rare fallback)."""
+        if not texts:
+            empty = np.zeros((0, self.dimension), dtype=np.float32)
+            return empty, empty
+        encs = self._tok.encode_batch(texts)
+        heads = [min(len(e.ids) - 1, len(t.ids)) for e, t in zip(self._tok.encode_batch(names), encs, strict=True)]
+        if query_time:
+            with self._query_lock:
+                hidden, mask = self._hidden(self._queries, encs)
+        else:
+            hidden, mask = self._hidden(self._docs, encs)
+        head_mask = np.zeros_like(mask)
+        for i, n in enumerate(heads):
+            head_mask[i, : max(n, 1)] = 1
+        return _pool(hidden, mask), _pool(hidden, head_mask)
+
     def close(self) -> None:
         pass
+
+
+def _pool(hidden: np.ndarray, mask: np.ndarray) -> np.ndarray:
+    """Mean over the masked tokens, unit length (as sentence-transformers pools MiniLM)."""
+    m = mask[..., None].astype(np.float32)
+    pooled = (hidden * m).sum(1) / np.maximum(m.sum(1), 1e-9)
+    return (pooled / np.maximum(np.linalg.norm(pooled, axis=1, keepdims=True), 1e-12)).astype(np.float32)

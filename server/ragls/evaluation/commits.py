@@ -196,11 +196,11 @@ def run_repo(repo: Repo, mirrors: Path, settings: Settings, work: Path, quiet: b
             while idx.busy():
                 time.sleep(0.2)
             assert idx.store is not None
-            store, emb, rs = idx.store, idx.embedder, settings.retrieval
+            store, emb, rs, names = idx.store, idx.embedder, settings.retrieval, idx.cache
             paths = sorted(idx.indexed_paths())
             systems: dict[str, Callable[[str], list[str]]] = {
-                "ragls (hybrid, default)": lambda text, store=store, emb=emb, rs=rs: [  # type: ignore[misc]
-                    h.path for h in retrieve(store, emb, rs, text, HITS, 0, None, None).hits
+                "ragls (hybrid, default)": lambda text, store=store, emb=emb, rs=rs, names=names: [  # type: ignore[misc]
+                    h.path for h in retrieve(store, emb, rs, text, HITS, 0, None, None, names=names).hits
                 ],
             }
             texts = {p: (tree / p).read_text("utf-8", errors="replace") for p in paths}

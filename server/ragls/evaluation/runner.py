@@ -38,6 +38,7 @@ VARIANTS: dict[str, dict[str, dict[str, Any]]] = {
     "lexical only (BM25 sparse in Qdrant)": {"settings": {"mode": "lexical"}},
     "fusion: DBSF instead of RRF": {"settings": {"fusion": "dbsf"}},
     "fusion: RRF k=10 (instead of 5)": {"tuning": {"rrf_k": 10}},
+    "no name rerank": {"tuning": {"name_rerank_hits": 0}},
     "fusion: RRF k=60": {"tuning": {"rrf_k": 60}},
     "fusion: full lexical weight on prose queries too (before)": {"tuning": {"prose_lexical_factor": 1.0}},
     "fusion: prose queries lexical x0.5": {"tuning": {"prose_lexical_factor": 0.5}},
@@ -198,14 +199,14 @@ def run_golden(
     asked = asked_hits(settings)
     try:
         assert idx.store is not None
-        store, emb = idx.store, idx.embedder
+        store, emb, names = idx.store, idx.embedder, idx.cache
         variants = VARIANTS if ablations else {k: v for k, v in VARIANTS.items() if k in CORE}
         for label, change in variants.items():
             rs = RetrievalSettings.model_validate({**settings.retrieval.model_dump(), **change.get("settings", {})})
             tu = replace(DEFAULT_TUNING, **change.get("tuning", {}))
             k = int(change.get("top_k", {}).get("k", asked))
             rows[label] = _score(
-                lambda q, rs=rs, tu=tu, k=k: retrieve(store, emb, rs, q, k, 0, None, None, tuning=tu).hits,  # type: ignore[misc]
+                lambda q, rs=rs, tu=tu, k=k: retrieve(store, emb, rs, q, k, 0, None, None, tuning=tu, names=names).hits,  # type: ignore[misc]
                 gs,
                 lines_of,
             )
@@ -213,7 +214,9 @@ def run_golden(
         if ablations and lookups.queries:
             for label, boost in (("lookups: ragls (default)", True), ("lookups: no exact-symbol boost", False)):
                 rs = RetrievalSettings.model_validate({**settings.retrieval.model_dump(), "symbol_boost": boost})
-                rows[label] = _score(lambda q, rs=rs: retrieve(store, emb, rs, q, asked, 0, None, None).hits, lookups)  # type: ignore[misc]
+                rows[label] = _score(
+                    lambda q, rs=rs: retrieve(store, emb, rs, q, asked, 0, None, None, names=names).hits, lookups
+                )  # type: ignore[misc]
         if baselines:
             wins, funcs = _baseline_documents(root, _all_files(root), gs.language)
             docs_by_label = {BM25_WINDOWS: wins, BM25_FUNCTIONS: funcs}

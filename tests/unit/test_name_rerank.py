@@ -1,0 +1,154 @@
+"""The name rerank (ragls.name_rerank): its RRF term is the engine's own formula, it reorders
+only the first hits and only by a bounded amount, and the indexer leaves every chunk's name
+vector (from the chunk's own forward pass) in the embedding cache, so a query does not run the
+model for them."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from ragls import lexical
+from ragls.answer import answer
+from ragls.config import Settings
+from ragls.embedding.cache import EmbeddingCache
+from ragls.indexer import Indexer
+from ragls.name_rerank import NAME_KEY, name_vectors, payload_texts, rerank, rrf_score, usable
+from ragls.store import PointData, SearchRequest, StoredHit
+from ragls.store.edge import EdgeStore
+from tests.waiting import until
+
+
+def _unit(*xs: float) -> np.ndarray:
+    v = np.zeros(8, dtype=np.float32)
+    v[: len(xs)] = xs
+    return v / np.linalg.norm(v)
+
+
+def test_the_rrf_term_is_the_engines_weighted_rrf(tmp_path: Path) -> None:
+    store = EdgeStore(tmp_path / "shard", 8)
+    texts = ["retry failed uploads", "upload queue", "retry loop", "unrelated words", "uploads retry backoff"]
+    store.upsert(
+        [
+            PointData(
+                f"00000000-0000-0000-0000-{n:012d}",
+                lexical.sparse_vector(t),
+                {"path": f"f{n}.py", "language": "python", "start_line": 1, "end_line": 2, "text": t},
+                _unit(1, n * 0.3, 0.1 * (n % 2)),
+            )
+            for n, t in enumerate(texts)
+        ]
+    )
+    try:
+        dense, sparse = _unit(1, 0.5), lexical.query_vector("retry uploads")
+        weights, k = (1.0, 0.25, 2.0), 5
+        fused = store.search(SearchRequest(dense=dense, sparse=sparse, limit=5, candidates=5, weights=weights, rrf_k=k))
+        d = [h.id for h in store.search(SearchRequest(dense=dense, sparse=([], []), limit=5, candidates=5))]
+        s = [h.id for h in store.search(SearchRequest(dense=None, sparse=sparse, limit=5, candidates=5))]
+        for h in fused:
+            expected = (rrf_score(d.index(h.id), weights[0], k) if h.id in d else 0.0) + (
+                rrf_score(s.index(h.id), weights[1], k) if h.id in s else 0.0
+            )
+            assert h.score == pytest.approx(expected, rel=1e-5)
+    finally:
+        store.close()
+
+
+def _stored(n: int, score: float) -> StoredHit:
+    return StoredHit(f"id{n}", score, {"symbol": f"s{n}", "text": f"def s{n}(): pass", "text_hash": f"h{n}"})
+
+
+def test_rerank_reorders_close_hits_by_name_and_leaves_the_rest() -> None:
+    q = _unit(1)
+    hits = [
+        _stored(0, 0.40),
+        _stored(1, 0.39),  # best name, one small step behind: passes hit 0
+        _stored(2, 0.10),  # second-best name, far behind: stays behind 0 and 1
+        _stored(3, 0.05),  # not reranked (beyond the names given)
+    ]
+    names = np.stack([_unit(0, 1), _unit(1), _unit(1, 0.5)])
+    out = rerank(hits, q, names, weight=0.25, k=5)
+    assert [h.id for h in out] == ["id1", "id0", "id2", "id3"]
+    assert out[0].score == pytest.approx(0.39 + rrf_score(0, 0.25, 5))
+    assert out[3] == hits[3]
+    assert rerank(hits, q, np.zeros((0, 8), dtype=np.float32), 0.25, 5) == hits
+
+
+class _Counting:
+    """The real bundled model, counting its query-time calls."""
+
+    provider = "local"
+
+    def __init__(self, inner: object) -> None:
+        self.inner, self.calls = inner, 0
+
+    def embed_with_names(
+        self, texts: list[str], names: list[str], query_time: bool = False
+    ) -> tuple[np.ndarray, np.ndarray]:
+        self.calls += 1
+        assert query_time
+        return self.inner.embed_with_names(texts, names, query_time)  # type: ignore[attr-defined]
+
+
+SRC = '''def pad_line(line, width):
+    """Pad a line to the given width."""
+    return line.ljust(width)
+
+
+def count_words(text):
+    """Number of words in a text."""
+    return len(text.split())
+'''
+
+
+def test_the_indexer_caches_name_vectors_and_queries_use_them(tmp_path: Path) -> None:
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / "text_utils.py").write_text(SRC)
+    settings = Settings.model_validate({"cacheDir": str(tmp_path / "cache"), "indexing": {"watch": False}})
+    idx = Indexer(ws, settings)
+    idx.start()
+    try:
+        until(lambda: idx.snapshot().state == "ready", 120)
+        assert idx.store is not None and idx.cache is not None and idx.embedder is not None
+        stored = idx.store.retrieve(sorted(idx.records["text_utils.py"].chunk_ids))
+        assert len(stored) >= 2 and idx.embeds_names >= len(stored)
+        keys = [NAME_KEY + h.payload["text_hash"] for h in stored]
+        assert set(idx.cache.get_many(keys)) == set(keys)
+
+        counting = _Counting(idx.embedder)
+        hits_before = (idx.cache.hits, idx.cache.misses)
+        vecs = name_vectors(stored, counting, idx.cache)  # type: ignore[arg-type]
+        assert counting.calls == 0 and vecs.shape == (len(stored), idx.embedder.dimension)
+        assert (idx.cache.hits, idx.cache.misses) == hits_before  # the status's hit rate is the indexer's
+        # The cached name vector is the head of the chunk's own forward pass: not its whole
+        # vector, and the same as pooling that head again now (not bit for bit: the int8 graph
+        # quantizes activations per call, so a batch's other rows move it slightly).
+        text, name = payload_texts(stored[0].payload)
+        whole, head = idx.embedder.embed_with_names([text], [name])  # type: ignore[attr-defined]
+        assert float(head[0] @ vecs[0]) > 0.98
+        assert float(whole[0] @ head[0]) < 0.99
+        # A chunk whose name vector is not cached (an index built before) is embedded once.
+        other = StoredHit("x", 0.1, {"symbol": "zq_unseen", "text": "def zq_unseen(): pass", "text_hash": "zq"})
+        name_vectors([other], counting, idx.cache)  # type: ignore[arg-type]
+        name_vectors([other], counting, idx.cache)  # type: ignore[arg-type]
+        assert counting.calls == 1
+
+        res = answer(idx, settings.retrieval, ws, "how many words does a text have", 5, 4000)
+        assert res.error is None and res.chunks[0].symbol == "count_words"
+    finally:
+        assert idx.stop(timeout=30)
+
+
+def test_http_providers_skip_it(tmp_path: Path) -> None:
+    class _Remote:
+        provider = "openai"
+
+    cache = EmbeddingCache(tmp_path / "e.sqlite", "m", 8)
+    try:
+        assert not usable(_Remote(), cache)  # type: ignore[arg-type]
+        assert not usable(None, cache)
+    finally:
+        cache.close()
