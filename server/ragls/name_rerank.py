@@ -13,6 +13,7 @@ bundled model: an HTTP provider returns no hidden states.
 
 from __future__ import annotations
 
+import logging
 from dataclasses import replace
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
@@ -24,6 +25,8 @@ if TYPE_CHECKING:
     from ragls.embedding import Embedder
     from ragls.embedding.cache import EmbeddingCache
     from ragls.store import StoredHit
+
+log = logging.getLogger(__name__)
 
 NAME_KEY = "name:"  # cache key prefix: a chunk's name vector next to its vector (text hash)
 
@@ -105,4 +108,9 @@ def rerank_hits(
     top = hits[:count]
     if not top:
         return hits
-    return rerank(hits, query_vector, name_vectors(top, embedder, cache), weight, k)
+    try:
+        names = name_vectors(top, embedder, cache)
+    except Exception as exc:  # a refinement: the fused ranking still answers (a closed cache, a model fault)
+        log.warning("name rerank skipped: %s", exc)
+        return hits
+    return rerank(hits, query_vector, names, weight, k)

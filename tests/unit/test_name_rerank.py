@@ -15,7 +15,7 @@ from ragls.answer import answer
 from ragls.config import Settings
 from ragls.embedding.cache import EmbeddingCache
 from ragls.indexer import Indexer
-from ragls.name_rerank import NAME_KEY, name_vectors, payload_texts, rerank, rrf_score, usable
+from ragls.name_rerank import NAME_KEY, name_vectors, payload_texts, rerank, rerank_hits, rrf_score, usable
 from ragls.store import PointData, SearchRequest, StoredHit
 from ragls.store.edge import EdgeStore
 from tests.waiting import until
@@ -138,6 +138,10 @@ def test_the_indexer_caches_name_vectors_and_queries_use_them(tmp_path: Path) ->
 
         res = answer(idx, settings.retrieval, ws, "how many words does a text have", 5, 4000)
         assert res.error is None and res.chunks[0].symbol == "count_words"
+        # A failing name lookup leaves the fused ranking as it was instead of failing the query.
+        broken = EmbeddingCache(tmp_path / "broken.sqlite", "m", 384)
+        broken.close()
+        assert rerank_hits(stored, vecs[0], counting, broken, 10, 0.25, 5) == stored  # type: ignore[arg-type]
     finally:
         assert idx.stop(timeout=30)
 
