@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ragls import memory, name_rerank
-from ragls.chunking.model import embedding_text
+from ragls.chunking.model import embedding_text, name_text
 from ragls.config import Settings, cache_root
 from ragls.embedding import Embedder, EmbeddingError, local_identity, make_embedder
 from ragls.embedding.cache import EmbeddingCache
@@ -1201,7 +1201,7 @@ class Indexer:
             try:
                 if with_names:  # the name vectors come from the same forward pass (name_rerank)
                     vecs, name_vecs = emb.embed_with_names(  # type: ignore[attr-defined]
-                        texts, [name_rerank.payload_texts(pl)[1] for _, _, pl in part]
+                        texts, [name_text(pl.get("symbol"), pl.get("text", "")) for _, _, pl in part]
                     )
                 else:
                     vecs = emb.embed_documents(texts)
