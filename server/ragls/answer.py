@@ -55,7 +55,16 @@ def answer(
     try:
         try:
             res = retrieve(
-                idx.store, idx.embedder, settings, query, top_k, max_chars, allowed, languages, names=idx.cache
+                idx.store,
+                idx.embedder,
+                settings,
+                query,
+                top_k,
+                max_chars,
+                allowed,
+                languages,
+                names=idx.cache,
+                history=idx.git_history,
             )
         except EmbeddingError as exc:
             # The embedding provider is down: lexical search still answers, and says so.

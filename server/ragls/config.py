@@ -124,6 +124,8 @@ class RetrievalSettings(_Model):
     """`lexical`: re-score candidates by query-term overlap (see docs/evaluation.md)"""
     candidates: int = Field(default=50, ge=5, le=1000)
     """candidates per prefetch before fusion"""
+    git_history_commits: int = Field(default=1000, ge=0, le=100_000)
+    """rank higher the files whose recent commit messages match the query: how many of the workspace's newest git commits are read (0: off)"""
 
 
 class IndexingSettings(_Model):

@@ -33,6 +33,7 @@ from ragls.config import Settings, cache_root
 from ragls.embedding import Embedder, EmbeddingError, local_identity, make_embedder
 from ragls.embedding.cache import EmbeddingCache
 from ragls.faults import Backoff, CircuitBreaker, Fault
+from ragls.git_history import HistoryTracker
 from ragls.languages import language_of
 from ragls.prepare import FileJob, Prepared, PreparePool, prepare_file
 from ragls.protocol import CacheInfo, ErrorOut, IndexStatus, Progress
@@ -271,6 +272,8 @@ class Indexer:
             settings.indexing.nice,
         )
         self.pooled_passes = 0  # lexical passes prepared by worker processes, for tests and benchmarks
+        # The workspace's git history, read by the first query and again when HEAD moves.
+        self.git_history = HistoryTracker(self.root, settings.retrieval.git_history_commits)
 
     # -- public, thread-safe -----------------------------------------------------------------
     @property

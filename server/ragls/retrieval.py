@@ -24,6 +24,7 @@ from ragls.config import RetrievalSettings
 from ragls.context import ContextChunk, format_context
 from ragls.embedding import Embedder
 from ragls.embedding.cache import EmbeddingCache
+from ragls.git_history import FileRanker
 from ragls.protocol import ChunkOut, Position, Range, RetrieveResultOut
 from ragls.store import SearchRequest, Store, StoredHit
 
@@ -142,6 +143,12 @@ class Tuning:
     # rerank"). 0 hits turns it off.
     name_rerank_hits: int = 10
     name_rerank_weight: float = 0.25
+    # Git history (ragls.git_history): the chunks of the files whose commit messages match the
+    # query best, among the first this many such files, gain the RRF term of that file's place,
+    # at this weight. 20 files, weight 2 chosen on the commit task's dev repositories
+    # (docs/evaluation.md, "Git history"). 0 files turns it off.
+    git_history_files: int = 20
+    git_history_weight: float = 2.0
 
 
 DEFAULT_TUNING = Tuning()
@@ -362,6 +369,22 @@ def demote(
     return [h for _, _, h in scored]
 
 
+def git_history_boost(hits: list[Hit], files: list[str], weight: float, k: int) -> list[Hit]:
+    """Add to each hit the weighted RRF term of its file's place in `files` (the files whose git
+    history matches the query, best first), as if that ranking were one more fused list; only
+    files already among the hits move. Stable: equal scores keep the order they had."""
+    if not files:
+        return hits
+    place = {path: rank for rank, path in enumerate(files)}
+    scored = []
+    for i, h in enumerate(hits):
+        rank = place.get(h.path)
+        score = h.score if rank is None else h.score + name_rerank.rrf_score(rank, weight, k)
+        scored.append((score, i, h if rank is None else replace(h, score=score)))
+    scored.sort(key=lambda t: (-t[0], t[1]))
+    return [h for _, _, h in scored]
+
+
 class _Named(Protocol):
     symbol: str | None
 
@@ -414,9 +437,11 @@ def retrieve(
     dense_available: bool = True,
     tuning: Tuning = DEFAULT_TUNING,
     names: EmbeddingCache | None = None,
+    history: FileRanker | None = None,
 ) -> RetrieveResult:
     """`names`: the index's embedding cache, where the indexer keeps the chunks' name vectors
-    (ragls.name_rerank); without it the name rerank is skipped."""
+    (ragls.name_rerank); without it the name rerank is skipped. `history`: the workspace's git
+    history (ragls.git_history); without it no file is lifted by its commit messages."""
     t0 = time.perf_counter()
     use_dense = embedder is not None and dense_available and settings.mode != "lexical"
     dense = None
@@ -439,13 +464,8 @@ def retrieve(
         rrf_k=tuning.rrf_k,
     )
     stored = store.search(req)
-    if (
-        dense is not None
-        and sparse[0]
-        and settings.fusion == "rrf"
-        and tuning.name_rerank_hits
-        and name_rerank.usable(embedder, names)
-    ):
+    stored_fused = dense is not None and bool(sparse[0]) and settings.fusion == "rrf"
+    if stored_fused and dense is not None and tuning.name_rerank_hits and name_rerank.usable(embedder, names):
         stored = name_rerank.rerank_hits(
             stored,
             dense,
@@ -464,6 +484,15 @@ def retrieve(
         tuning.history_penalty,
         tuning.meta_penalty,
     )
+    if (
+        history is not None
+        and stored_fused  # the boost is one more RRF list: it adds to RRF scores only
+        and tuning.git_history_files
+        and tuning.git_history_weight > 0
+    ):
+        hits = git_history_boost(
+            hits, history.rank(query, tuning.git_history_files), tuning.git_history_weight, tuning.rrf_k
+        )
     if symbols and tuning.symbol_first:
         hits = symbol_first(hits, symbols)
     if settings.rerank == "lexical":

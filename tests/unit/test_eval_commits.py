@@ -9,12 +9,12 @@ from ragls.evaluation.commits import (
     Repo,
     checkout,
     file_scores,
-    message_query,
     mirror_dir,
     questions,
     rank_files,
     run_repo,
 )
+from ragls.git_history import message_text
 
 
 def _git(repo: Path, *args: str) -> str:
@@ -39,8 +39,8 @@ def _commit(repo: Path, files: dict[str, str], message: str) -> str:
 
 def test_message_query_is_subject_and_first_paragraph() -> None:
     text = "Fix rounding at unit boundaries\n\nCarry to the next unit.\nSecond line.\n\nMore detail.\n"
-    assert message_query(text) == "Fix rounding at unit boundaries Carry to the next unit. Second line."
-    assert message_query("Add Clone\n\nSigned-off-by: A <a@b>\n") == "Add Clone"
+    assert message_text(text) == "Fix rounding at unit boundaries Carry to the next unit. Second line."
+    assert message_text("Add Clone\n\nSigned-off-by: A <a@b>\n") == "Add Clone"
 
 
 def test_file_scores_and_ranking() -> None:
@@ -115,7 +115,12 @@ def test_run_repo_scores_every_system_on_a_real_index(tmp_path: Path) -> None:
     settings = load_settings(None, ("test", {"cacheDir": str(tmp_path / "cache")}))
     result = run_repo(Repo(name="r", github="o/r", head=head, commits=5), mirrors, settings, tmp_path / "w", quiet=True)
     assert result.skipped is None and result.questions == 2
-    assert set(result.rows) == {"ragls (hybrid, default)", "BM25, one chunk per function", "BM25, 60-line windows"}
+    assert set(result.rows) == {
+        "ragls (hybrid, default)",
+        "ragls without git history",
+        "BM25, one chunk per function",
+        "BM25, 60-line windows",
+    }
     for row in result.rows.values():
         assert row["questions"] == 2.0 and 0.0 <= row["file_mrr_at_10"] <= row["file_recall_at_5"] <= 1.0
     assert result.rows["BM25, 60-line windows"]["file_recall_at_5"] == 1.0  # three files: all in the top 5

@@ -27,9 +27,10 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ragls import lexical
+from ragls import git_history, lexical
 from ragls.config import Settings
 from ragls.evaluation.bm25 import BM25Index, function_documents, windows
+from ragls.git_history import message_text
 from ragls.indexer import Indexer
 from ragls.languages import is_code, language_of
 from ragls.retrieval import is_test_path, retrieve
@@ -97,16 +98,6 @@ def is_source(path: str) -> bool:
     return language is not None and is_code(language) and not is_test_path(path)
 
 
-def message_query(message: str) -> str:
-    """Subject plus the first paragraph of the body, on one line."""
-    paragraphs = [p.strip() for p in message.strip().split("\n\n") if p.strip()]
-    kept = paragraphs[:2]
-    # Trailers (Signed-off-by, Co-authored-by) are not a description.
-    if len(kept) == 2 and all(":" in line.split(" ", 1)[0] for line in kept[1].splitlines()):
-        kept = kept[:1]
-    return " ".join(" ".join(kept).split())
-
-
 def questions(git_dir: Path, repo: Repo) -> list[CommitQuestion]:
     """Newest first: commits with one parent changing 1-3 non-test source files that all
     existed in the parent."""
@@ -128,7 +119,7 @@ def questions(git_dir: Path, repo: Repo) -> list[CommitQuestion]:
         if not ok or not 1 <= len(sources) <= 3:
             continue
         message = _git(git_dir, "log", "-1", "--format=%B", sha)
-        query = message_query(message)
+        query = message_text(message)
         if len(query.split()) < 3:
             continue
         out.append(CommitQuestion(sha, parent, query, sorted(sources)))
@@ -174,6 +165,14 @@ def _mean(rows: list[tuple[float, float]]) -> dict[str, float]:
     }
 
 
+def _ragls_files(idx: Indexer, text: str, history: git_history.FileHistory | None) -> list[str]:
+    assert idx.store is not None
+    hits = retrieve(
+        idx.store, idx.embedder, idx.settings.retrieval, text, HITS, 0, None, None, names=idx.cache, history=history
+    ).hits
+    return [h.path for h in hits]
+
+
 def run_repo(repo: Repo, mirrors: Path, settings: Settings, work: Path, quiet: bool = False) -> RepoResult:
     git_dir = mirror_dir(mirrors, repo)
     if not (git_dir / "HEAD").is_file():
@@ -196,12 +195,14 @@ def run_repo(repo: Repo, mirrors: Path, settings: Settings, work: Path, quiet: b
             while idx.busy():
                 time.sleep(0.2)
             assert idx.store is not None
-            store, emb, rs, names = idx.store, idx.embedder, settings.retrieval, idx.cache
+            rs = settings.retrieval
             paths = sorted(idx.indexed_paths())
+            # The history a workspace at the parent commit has (the checkout itself has no .git).
+            history = git_history.load(git_dir, q.parent, rs.git_history_commits) if rs.git_history_commits else None
+
             systems: dict[str, Callable[[str], list[str]]] = {
-                "ragls (hybrid, default)": lambda text, store=store, emb=emb, rs=rs, names=names: [  # type: ignore[misc]
-                    h.path for h in retrieve(store, emb, rs, text, HITS, 0, None, None, names=names).hits
-                ],
+                "ragls (hybrid, default)": lambda text, idx=idx, history=history: _ragls_files(idx, text, history),  # type: ignore[misc]
+                "ragls without git history": lambda text, idx=idx: _ragls_files(idx, text, None),  # type: ignore[misc]
             }
             texts = {p: (tree / p).read_text("utf-8", errors="replace") for p in paths}
             for label, docs in (

@@ -1,0 +1,212 @@
+"""Git history as retrieval evidence (ragls.git_history): per-file documents of commit messages
+read from a real repository, ranked by BM25; bounded and safe on untrusted repositories; kept
+current as HEAD moves; and, through `answer`, lifting the file an earlier change described."""
+
+from __future__ import annotations
+
+import stat
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from ragls import git_history
+from ragls.answer import answer
+from ragls.config import Settings
+from ragls.git_history import HistoryTracker, find_repository, load, message_text
+from ragls.indexer import Indexer
+from ragls.retrieval import Hit, git_history_boost
+from tests.waiting import until
+
+
+def _git(repo: Path, *args: str) -> str:
+    env = {
+        "GIT_AUTHOR_NAME": "t",
+        "GIT_AUTHOR_EMAIL": "t@example.com",
+        "GIT_COMMITTER_NAME": "t",
+        "GIT_COMMITTER_EMAIL": "t@example.com",
+        "GIT_CONFIG_GLOBAL": "/dev/null",
+        "PATH": "/usr/bin:/bin",
+    }
+    return subprocess.run(["git", "-C", str(repo), *args], check=True, capture_output=True, text=True, env=env).stdout
+
+
+def _commit(repo: Path, files: dict[str, str], message: str) -> str:
+    for name, text in files.items():
+        (repo / name).parent.mkdir(parents=True, exist_ok=True)
+        (repo / name).write_text(text)
+    _git(repo, "add", "-A")
+    _git(repo, "commit", "-q", "-m", message)
+    return _git(repo, "rev-parse", "HEAD").strip()
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Path:
+    r = tmp_path / "repo"
+    r.mkdir()
+    _git(r, "init", "-q", "-b", "main")
+    _commit(
+        r, {"pkg/parser.py": "def parse(s):\n    return s\n", "pkg/net.py": "def get(u):\n    return u\n"}, "Initial"
+    )
+    _commit(r, {"pkg/parser.py": "def parse(s):\n    return s or ''\n"}, "Fix parser crash on empty input")
+    _commit(r, {"pkg/net.py": "def get(u, retries=3):\n    return u\n"}, "Retry network requests on timeout")
+    return r
+
+
+def test_files_rank_by_the_messages_of_the_commits_that_changed_them(repo: Path) -> None:
+    history = load(repo, None, 1000)
+    assert history.head == _git(repo, "rev-parse", "HEAD").strip()
+    assert history.commits == 2  # the root commit adds everything and says nothing about a file
+    assert history.rank("the parser crashes when the input is empty", 5) == ["pkg/parser.py"]
+    assert history.rank("requests time out", 5) == ["pkg/net.py"]
+    assert history.rank("unrelated words entirely", 5) == []
+    # An older revision knows only its own past.
+    first_fix = _git(repo, "rev-parse", "HEAD~1").strip()
+    assert load(repo, first_fix, 1000).rank("requests time out", 5) == []
+    # The newest commits only.
+    assert load(repo, None, 1).rank("parser crash", 5) == []
+
+
+def test_merges_and_sweeping_commits_say_nothing_about_a_file(repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    _git(repo, "checkout", "-q", "-b", "side")
+    _commit(repo, {"pkg/net.py": "def get(u, retries=5):\n    return u\n"}, "Raise retries for flaky proxies")
+    _git(repo, "checkout", "-q", "main")
+    _commit(repo, {"pkg/parser.py": "def parse(s):\n    return (s or '').strip()\n"}, "Strip whitespace")
+    _git(repo, "merge", "-q", "--no-ff", "-m", "Merge branch side: zebra", "side")
+    monkeypatch.setattr(git_history, "MAX_FILES_PER_COMMIT", 1)
+    _commit(repo, {"pkg/parser.py": "# header\n", "pkg/net.py": "# header\n"}, "Add licence headers everywhere")
+    history = load(repo, None, 1000)
+    assert history.rank("zebra", 5) == []  # the merge's own message
+    assert history.rank("flaky proxies", 5) == ["pkg/net.py"]  # the merged commit counts once
+    assert history.rank("licence headers", 5) == []
+
+
+def test_a_workspace_inside_a_repository_sees_its_own_paths(repo: Path) -> None:
+    found = find_repository(repo / "pkg")
+    assert found == (repo.resolve(), "pkg/")
+    history = load(found[0], None, 1000, found[1])
+    assert history.rank("parser crash", 5) == ["parser.py"]
+    assert find_repository(repo) == (repo.resolve(), "")
+
+
+def test_no_repository_means_no_history(tmp_path: Path) -> None:
+    ws = tmp_path / "plain"
+    ws.mkdir()
+    tracker = HistoryTracker(ws, 1000) if find_repository(ws) is None else None
+    if tracker is None:
+        pytest.fail(f"{tmp_path} lies inside a git repository; the test needs a plain folder")
+    assert not tracker.enabled and tracker.current() is None and tracker.rank("anything", 5) == []
+    assert not HistoryTracker(ws, 0).enabled
+
+
+def test_message_text_is_subject_and_first_paragraph_without_trailers() -> None:
+    assert message_text("Fix it\n\nBecause.\nReally.\n\nMore.") == "Fix it Because. Really."
+    assert message_text("Add Clone\n\nSigned-off-by: A <a@b>\n") == "Add Clone"
+    assert len(message_text("x " * 5000)) == git_history.MAX_MESSAGE_CHARS
+
+
+def test_reading_runs_nothing_the_repository_configures(repo: Path, tmp_path: Path) -> None:
+    """The repository is untrusted: settings that make `git log` run programs (a gpg program for
+    signatures, an fsmonitor hook, a pager) must not run anything when ragls reads history."""
+    marker = tmp_path / "ran"
+    script = tmp_path / "evil.sh"
+    script.write_text(f"#!/bin/sh\ntouch {marker}\nexit 1\n")
+    script.chmod(script.stat().st_mode | stat.S_IEXEC)
+    for key, value in (
+        ("log.showSignature", "true"),
+        ("gpg.program", str(script)),
+        ("core.fsmonitor", str(script)),
+        ("core.pager", str(script)),
+        ("diff.external", str(script)),
+    ):
+        _git(repo, "config", key, value)
+    tracker = HistoryTracker(repo, 1000)
+    history = tracker.build()
+    assert history is not None and history.rank("parser crash", 5) == ["pkg/parser.py"]
+    assert not marker.exists()
+
+
+def test_a_corrupt_repository_leaves_history_off_without_failing(tmp_path: Path) -> None:
+    ws = tmp_path / "ws"
+    (ws / ".git").mkdir(parents=True)
+    (ws / ".git" / "HEAD").write_text("ref: refs/heads/main\n")
+    (ws / ".git" / "config").write_text("[core]\n\trepositoryformatversion = 0\n")
+    (ws / ".git" / "objects").mkdir()
+    (ws / ".git" / "refs" / "heads").mkdir(parents=True)
+    (ws / ".git" / "refs" / "heads" / "main").write_text("0" * 40 + "\n")  # names no object
+    tracker = HistoryTracker(ws, 1000)
+    assert tracker.enabled
+    assert tracker.build() is None and tracker.error
+    assert tracker.rank("anything", 5) == []
+
+
+def test_the_tracker_builds_in_the_background_and_follows_head(repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(git_history, "CHECK_INTERVAL_S", 0.0)
+    tracker = HistoryTracker(repo, 1000)
+    assert tracker.rank("scheduler", 5) == []  # the first query starts the build and does not wait
+    until(lambda: tracker.history is not None, 30)
+    _commit(repo, {"pkg/sched.py": "def run():\n    pass\n"}, "Add a cooperative scheduler")
+    _commit(repo, {"pkg/sched.py": "def run():\n    return 1\n"}, "Scheduler: yield between tasks")
+    until(lambda: tracker.rank("scheduler yields", 5) == ["pkg/sched.py"], 30)
+
+
+def _hit(path: str, score: float) -> Hit:
+    return Hit(path, 1, 2, None, "function", "python", score, "")
+
+
+def test_the_boost_is_one_more_rrf_list_over_the_files_already_found() -> None:
+    hits = [_hit("a.py", 0.40), _hit("b.py", 0.30), _hit("a.py", 0.20), _hit("c.py", 0.10)]
+    out = git_history_boost(hits, ["c.py", "zz.py", "b.py"], weight=2.0, k=5)
+    # c.py (history rank 0) gains 1 / (1/2 + 4), b.py (rank 2) 1 / (3/2 + 4); zz.py is not a
+    # hit and a.py not in the history: b.py 0.48 passes a.py 0.40, c.py 0.32 passes a.py 0.20.
+    assert [(h.path, round(h.score, 3)) for h in out] == [
+        ("b.py", round(0.30 + 1 / 5.5, 3)),
+        ("a.py", 0.40),
+        ("c.py", round(0.10 + 1 / 4.5, 3)),
+        ("a.py", 0.20),
+    ]
+    assert git_history_boost(hits, [], 2.0, 5) == hits
+
+
+SETTINGS_KTS = """fun unitTests(os: String): BuildType = BuildType {
+    id("UnitTests_" + os)
+    vcs { root(HttpsVcsRoot) }
+    params { param("env.JDK", "17") }
+}
+"""
+MATRIX_PY = '''def consolidate_matrix_rows(rows):
+    """Consolidate the rows of a build matrix into one configuration per platform."""
+    merged = {}
+    for row in rows:
+        merged.setdefault(row["platform"], []).append(row)
+    return merged
+'''
+
+
+def test_answer_lifts_the_file_an_earlier_change_described(tmp_path: Path) -> None:
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    _git(ws, "init", "-q", "-b", "main")
+    _commit(ws, {".teamcity/settings.kts": "fun unitTests(os: String) = null\n", "matrix.py": MATRIX_PY}, "Initial")
+    _commit(ws, {".teamcity/settings.kts": SETTINGS_KTS}, "TeamCity: unit tests on Linux and Windows as one matrix")
+    query = "consolidate the unit test matrix configuration in TeamCity"
+    firsts = {}
+    for commits in (1000, 0):
+        settings = Settings.model_validate(
+            {
+                "cacheDir": str(tmp_path / "cache"),
+                "indexing": {"watch": False},
+                "retrieval": {"gitHistoryCommits": commits},
+            }
+        )
+        idx = Indexer(ws, settings)
+        idx.start()
+        try:
+            until(lambda idx=idx: idx.snapshot().state == "ready", 120)
+            if commits:
+                idx.git_history.build()
+            res = answer(idx, settings.retrieval, ws, query, 5, 4000)
+            firsts[commits] = res.chunks[0].path
+        finally:
+            idx.stop()
+    assert firsts == {1000: ".teamcity/settings.kts", 0: "matrix.py"}
