@@ -52,6 +52,7 @@ def answer(
         # The provider is known to be down: do not make the user wait for its timeouts.
         settings = settings.model_copy(update={"mode": "lexical"})
         warnings.append(f"dense search paused, the embedding provider is down ({idx.breaker.last_error}); lexical only")
+    idx.git_history.configure(settings.git_history_commits)
     try:
         try:
             res = retrieve(

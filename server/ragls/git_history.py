@@ -143,7 +143,7 @@ class HistoryTracker:
 
     def __init__(self, root: Path, max_commits: int) -> None:
         self.max_commits = max_commits
-        found = find_repository(root) if max_commits > 0 else None
+        found = find_repository(root)
         self.repo_dir, self.prefix = found if found else (None, "")
         self.history: FileHistory | None = None
         self.error: str | None = None
@@ -154,10 +154,18 @@ class HistoryTracker:
 
     @property
     def enabled(self) -> bool:
-        return self.repo_dir is not None
+        return self.repo_dir is not None and self.max_commits > 0
+
+    def configure(self, max_commits: int) -> None:
+        """Retrieval settings apply to the next query: another count reads the history again."""
+        if max_commits != self.max_commits:
+            self.max_commits = max_commits
+            self._seen_head, self._checked = None, 0.0
+            if max_commits == 0:
+                self.history = None
 
     def current(self) -> FileHistory | None:
-        if self.repo_dir is None:
+        if not self.enabled:
             return None
         now = time.monotonic()
         if now - self._checked >= CHECK_INTERVAL_S:
@@ -175,7 +183,7 @@ class HistoryTracker:
         return history.rank(query, limit) if history is not None else []
 
     def _build_async(self) -> None:
-        if self.repo_dir is None:
+        if not self.enabled:
             return
         with self._lock:
             if self._building:
@@ -189,16 +197,19 @@ class HistoryTracker:
         return self.history
 
     def _build(self) -> None:
+        if not self.enabled:
+            return
         assert self.repo_dir is not None
-        t0 = time.perf_counter()
+        t0, max_commits = time.perf_counter(), self.max_commits
         try:
             self._seen_head = _head_of(self.repo_dir)
-            history = load(self.repo_dir, self._seen_head, self.max_commits, self.prefix)
+            history = load(self.repo_dir, self._seen_head, max_commits, self.prefix)
         except Exception as exc:  # unreadable or corrupt repository: rank without history
             self.error = f"{type(exc).__name__}: {exc}"
             log.warning("git history not read from %s: %s", self.repo_dir, self.error)
         else:
-            self.history, self.error = history, None
+            if max_commits == self.max_commits:  # else configure() changed it meanwhile
+                self.history, self.error = history, None
             log.info(
                 "git history: %d commits over %d files read in %.2f s",
                 history.commits,

@@ -148,6 +148,14 @@ def test_the_tracker_builds_in_the_background_and_follows_head(repo: Path, monke
     _commit(repo, {"pkg/sched.py": "def run():\n    pass\n"}, "Add a cooperative scheduler")
     _commit(repo, {"pkg/sched.py": "def run():\n    return 1\n"}, "Scheduler: yield between tasks")
     until(lambda: tracker.rank("scheduler yields", 5) == ["pkg/sched.py"], 30)
+    # The count is a retrieval setting: it applies to the next query.
+    tracker.configure(0)
+    assert not tracker.enabled and tracker.rank("scheduler yields", 5) == []
+    tracker.configure(1)
+    # A query notices and reads the history again, now only the newest commit.
+    until(lambda: tracker.rank("scheduler yields", 5) == ["pkg/sched.py"], 30)
+    assert tracker.history is not None and tracker.history.commits == 1
+    assert tracker.rank("cooperative", 5) == []
 
 
 def _hit(path: str, score: float) -> Hit:
