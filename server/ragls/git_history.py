@@ -170,46 +170,49 @@ class HistoryTracker:
         now = time.monotonic()
         if now - self._checked >= CHECK_INTERVAL_S:
             self._checked = now
-            try:
-                head = _head_of(self.repo_dir)
-            except Exception:  # an empty repository, a broken ref: nothing to rank by
-                head = None
-            if head is not None and head != self._seen_head:
-                self._build_async()  # also after a failed build, but once per HEAD
+            self._refresh_async()  # opening the repository takes milliseconds: not on the query's time
         return self.history
 
     def rank(self, query: str, limit: int) -> list[str]:
         history = self.current()
         return history.rank(query, limit) if history is not None else []
 
-    def _build_async(self) -> None:
-        if not self.enabled:
-            return
+    def _refresh_async(self) -> None:
         with self._lock:
             if self._building:
                 return
             self._building = True
-        threading.Thread(target=self._build, name="ragls-git-history", daemon=True).start()
+        threading.Thread(target=self._refresh, name="ragls-git-history", daemon=True).start()
 
     def build(self) -> FileHistory | None:
-        """Build now, in the calling thread (tests, the CLI)."""
-        self._build()
+        """Read the history now, in the calling thread (tests, the CLI)."""
+        with self._lock:
+            self._building = True
+        self._seen_head = None
+        self._refresh()
         return self.history
 
-    def _build(self) -> None:
-        if not self.enabled:
-            return
-        assert self.repo_dir is not None
-        t0, max_commits = time.perf_counter(), self.max_commits
+    def _refresh(self) -> None:
+        """Read the history again if HEAD moved since the last read (a commit, a checkout)."""
         try:
-            self._seen_head = _head_of(self.repo_dir)
-            history = load(self.repo_dir, self._seen_head, max_commits, self.prefix)
-        except Exception as exc:  # unreadable or corrupt repository: rank without history
-            self.error = f"{type(exc).__name__}: {exc}"
-            log.warning("git history not read from %s: %s", self.repo_dir, self.error)
-        else:
-            if max_commits == self.max_commits:  # else configure() changed it meanwhile
-                self.history, self.error = history, None
+            if not self.enabled:
+                return
+            assert self.repo_dir is not None
+            t0, max_commits = time.perf_counter(), self.max_commits
+            try:
+                head = _head_of(self.repo_dir)
+                if head == self._seen_head:
+                    return
+                self._seen_head = head  # a failed read is not retried until HEAD moves
+                history = load(self.repo_dir, head, max_commits, self.prefix)
+            except Exception as exc:  # unreadable or corrupt repository, no commit yet: no history
+                self.error = f"{type(exc).__name__}: {exc}"
+                log.warning("git history not read from %s: %s", self.repo_dir, self.error)
+                return
+            if max_commits != self.max_commits:  # configure() changed it meanwhile: read again
+                self._seen_head = None
+                return
+            self.history, self.error = history, None
             log.info(
                 "git history: %d commits over %d files read in %.2f s",
                 history.commits,
