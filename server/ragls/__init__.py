@@ -5,6 +5,7 @@ __version__ = "0.1.0"
 # Bumped when a rag/* payload's meaning changes (docs/protocol.md, "Versions"). 2: degraded
 # retrieval answers results plus `warnings`, and `error` always means "no retrieval". 3:
 # multi-root workspaces (`folders` in rag/retrieve params and IndexStatus, `folder`/`folderUri`
-# per chunk). Here rather than in ragls.protocol so that `initialize` can announce it before
-# pydantic is imported.
-PROTOCOL_VERSION = 3
+# per chunk). 4: `gitHistory` in rag/retrieve params (rank by the workspace's commit history).
+# Here rather than in ragls.protocol so that `initialize` can announce it before pydantic is
+# imported.
+PROTOCOL_VERSION = 4

@@ -126,7 +126,13 @@ def cmd_search(a: argparse.Namespace) -> int:
     try:
         if a.status:
             _print_json(_status(index))
-        given = {"top_k": a.top_k, "max_chars": a.max_chars, "paths": a.paths, "languages": a.languages}
+        given = {
+            "top_k": a.top_k,
+            "max_chars": a.max_chars,
+            "paths": a.paths,
+            "languages": a.languages,
+            "git_history": a.git_history,
+        }
         p = RetrieveParams(query=a.query, **{k: v for k, v in given.items() if v})
         res = index.retrieve(p)
     except (QueryError, ValidationError) as exc:
@@ -326,6 +332,11 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--max-chars", type=int, default=None, help="default: the retrieval.maxChars setting")
     p.add_argument("--paths", nargs="*", default=None, help="workspace-relative globs")
     p.add_argument("--languages", nargs="*", default=None)
+    p.add_argument(
+        "--git-history",
+        action="store_true",
+        help="the query describes a change: rank by the folder's git history too (rag/retrieve gitHistory)",
+    )
     p.add_argument("--json", action="store_true", help="print the rag/retrieve result as JSON")
     p.add_argument("--status", action="store_true", help="print the index status (as rag/indexStatus) first")
     p.add_argument("-q", "--quiet", action="store_true")

@@ -151,6 +151,7 @@ class HistoryTracker:
         self._building = False
         self._checked = 0.0
         self._seen_head: str | None = None  # the HEAD the last build started from
+        self._attempted = threading.Event()  # set once a first read ended (read or failed)
 
     @property
     def enabled(self) -> bool:
@@ -176,6 +177,14 @@ class HistoryTracker:
     def rank(self, query: str, limit: int) -> list[str]:
         history = self.current()
         return history.rank(query, limit) if history is not None else []
+
+    def wait_first(self, timeout: float) -> bool:
+        """Start the first read if none ran yet and wait up to `timeout` s for it: a request that
+        asked for the history (rag/retrieve `gitHistory`) waits for it once, a question never."""
+        if self.current() is not None or not self.enabled:
+            return self.history is not None
+        self._attempted.wait(timeout)
+        return self.history is not None
 
     def _refresh_async(self) -> None:
         with self._lock:
@@ -222,3 +231,4 @@ class HistoryTracker:
         finally:
             with self._lock:
                 self._building = False
+            self._attempted.set()

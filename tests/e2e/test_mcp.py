@@ -89,7 +89,7 @@ async def test_mcp_tools_over_stdio(workspace: Path, tmp_path: Path) -> None:
 
     async with mcp_session(elsewhere, cache, roots=roots) as s:
         tools = {t.name: t for t in (await s.list_tools()).tools}
-        assert set(tools) == {"search_code", "find_symbol", "index_status", "reindex"}
+        assert set(tools) == {"search_code", "find_symbol", "find_files", "index_status", "reindex"}
         for t in tools.values():
             assert t.description and len(t.description) > 80 and t.input_schema["type"] == "object"
             assert t.output_schema is not None
@@ -180,6 +180,9 @@ async def test_mcp_tools_over_stdio(workspace: Path, tmp_path: Path) -> None:
             ("search_code", {"query": "x", "paths": ["../outside/**"]}, "paths"),
             ("search_code", {"query": "x", "paths": "src/**"}, "paths"),
             ("search_code", {"query": "x", "bogus": 1}, "bogus"),
+            ("find_files", {}, "change"),
+            ("find_files", {"change": "x", "top_k": 31}, "top_k"),
+            ("find_files", {"change": "x", "paths": ["../outside/**"]}, "paths"),
             ("find_symbol", {"name": ""}, "name"),
             ("find_symbol", {"kind": "class"}, "name"),
             ("reindex", {"full": [1]}, "full"),
@@ -204,6 +207,64 @@ async def test_mcp_tools_over_stdio(workspace: Path, tmp_path: Path) -> None:
             await asyncio.sleep(0.2)
         st2 = await wait_ready(s)
         assert st2["filesIndexed"] == 8 and st2["embedded"] == 0  # same texts: all from the embedding cache
+
+
+def _git(repo: Path, *args: str) -> None:
+    env = {
+        "GIT_AUTHOR_NAME": "t",
+        "GIT_AUTHOR_EMAIL": "t@example.com",
+        "GIT_COMMITTER_NAME": "t",
+        "GIT_COMMITTER_EMAIL": "t@example.com",
+        "GIT_CONFIG_GLOBAL": "/dev/null",
+        "PATH": "/usr/bin:/bin",
+    }
+    subprocess.run(["git", "-C", str(repo), *args], check=True, capture_output=True, env=env)
+
+
+CHANGE = "invoice endpoint overloaded by customers"
+
+
+async def test_find_files_ranks_by_code_and_git_history(workspace: Path, tmp_path: Path) -> None:
+    """find_files: the files a described change touches, best first, with places in each; in a git
+    repository the messages of earlier commits count, so the file that earlier work on customers
+    hammering the invoice endpoint changed comes first, although the invoice code reads closer."""
+    _git(workspace, "init", "-q", "-b", "main")
+    _git(workspace, "add", "-A")
+    _git(workspace, "commit", "-q", "-m", "Initial import")
+    limiter = workspace / "services" / "RateLimiter.java"
+    limiter.write_text(limiter.read_text().replace("ratePerSecond);", "ratePerSecond * 2);"))
+    _git(workspace, "commit", "-q", "-am", "Invoice endpoint: slow down customers who hammer it")
+    async with mcp_session(workspace, tmp_path / "xdg") as s:
+        tool = {t.name: t for t in (await s.list_tools()).tools}["find_files"]
+        assert tool.input_schema["required"] == ["change"]
+        await wait_ready(s)
+        res = await call(s, "find_files", {"change": CHANGE, "top_k": 3})
+        assert not res.is_error, text_of(res)
+        out = res.structured_content
+        assert out is not None and set(out) == {"files", "warnings"} and out["warnings"] == []
+        paths = [f["path"] for f in out["files"]]
+        assert paths[0] == "services/RateLimiter.java" and len(paths) == len(set(paths)) <= 3, paths
+        first = out["files"][0]
+        assert first["uri"] == limiter.as_uri() and 1 <= len(first["places"]) <= 3
+        for place in first["places"]:
+            assert ChunkOut.model_validate(place).path == "services/RateLimiter.java"
+        assert text_of(res).splitlines()[1].startswith("1. services/RateLimiter.java (")
+        # The same words asked as a question (search_code): the history plays no part.
+        res = await call(s, "search_code", {"query": CHANGE, "top_k": 3})
+        assert res.structured_content["chunks"][0]["path"] == "billing/invoice.py"  # type: ignore[index]
+        res = await call(s, "find_files", {"change": CHANGE, "languages": ["python"]})
+        assert [f["path"] for f in res.structured_content["files"]][:1] == ["billing/invoice.py"]  # type: ignore[index]
+        # The CLI asks the same (rag/retrieve `gitHistory`), as a client of this owner.
+        for flag, first_path in ((["--git-history"], "services/RateLimiter.java"), ([], "billing/invoice.py")):
+            cli = subprocess.run(
+                [sys.executable, "-m", "ragls", "search", str(workspace), CHANGE, "--json", *flag],
+                capture_output=True,
+                text=True,
+                timeout=120,
+                env=_env(tmp_path / "xdg"),
+            )
+            assert cli.returncode == 0, cli.stderr
+            assert json.loads(cli.stdout)["chunks"][0]["path"] == first_path, (flag, cli.stdout[:500])
 
 
 async def wait_lsp_ready(session: Any, timeout: float = 120) -> dict[str, Any]:

@@ -117,7 +117,7 @@ def test_run_repo_scores_every_system_on_a_real_index(tmp_path: Path) -> None:
     assert result.skipped is None and result.questions == 2
     assert set(result.rows) == {
         "ragls (hybrid, default)",
-        "ragls without git history",
+        "ragls find_files (+ git history)",
         "BM25, one chunk per function",
         "BM25, 60-line windows",
     }

@@ -12,7 +12,7 @@ import pytest
 
 from ragls import git_history
 from ragls.answer import answer
-from ragls.config import Settings
+from ragls.config import RetrievalSettings, Settings
 from ragls.git_history import HistoryTracker, find_repository, load, message_text
 from ragls.indexer import Indexer
 from ragls.retrieval import Hit, git_history_boost
@@ -198,23 +198,23 @@ def test_answer_lifts_the_file_an_earlier_change_described(tmp_path: Path) -> No
     _commit(ws, {".teamcity/settings.kts": "fun unitTests(os: String) = null\n", "matrix.py": MATRIX_PY}, "Initial")
     _commit(ws, {".teamcity/settings.kts": SETTINGS_KTS}, "TeamCity: unit tests on Linux and Windows as one matrix")
     query = "consolidate the unit test matrix configuration in TeamCity"
-    firsts = {}
-    for commits in (1000, 0):
-        settings = Settings.model_validate(
-            {
-                "cacheDir": str(tmp_path / "cache"),
-                "indexing": {"watch": False},
-                "retrieval": {"gitHistoryCommits": commits},
-            }
-        )
-        idx = Indexer(ws, settings)
-        idx.start()
-        try:
-            until(lambda idx=idx: idx.snapshot().state == "ready", 120)
-            if commits:
-                idx.git_history.build()
-            res = answer(idx, settings.retrieval, ws, query, 5, 4000)
-            firsts[commits] = res.chunks[0].path
-        finally:
-            idx.stop()
-    assert firsts == {1000: ".teamcity/settings.kts", 0: "matrix.py"}
+    settings = Settings.model_validate({"cacheDir": str(tmp_path / "cache"), "indexing": {"watch": False}})
+    idx = Indexer(ws, settings)
+    idx.start()
+    try:
+        until(lambda: idx.snapshot().state == "ready", 120)
+        idx.git_history.build()
+        rs = settings.retrieval
+
+        def first(retrieval: RetrievalSettings, git_history: bool) -> str:
+            return answer(idx, retrieval, ws, query, 5, 4000, git_history=git_history).chunks[0].path
+
+        # Asked as a change (rag/retrieve `gitHistory`, MCP find_files): the history decides.
+        assert first(rs, True) == ".teamcity/settings.kts"
+        # Asked as a question (the default), or with the history switched off: the code decides.
+        assert first(rs, False) == "matrix.py"
+        assert first(rs.model_copy(update={"git_history_commits": 0}), True) == "matrix.py"
+        # On again: read again in the background (a query never waits for it).
+        until(lambda: first(rs, True) == ".teamcity/settings.kts", 30)
+    finally:
+        idx.stop()

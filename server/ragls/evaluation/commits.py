@@ -5,7 +5,9 @@ to three existing non-test source files become questions: the query is the commi
 plus the first paragraph of its body, the index is the parent commit's whole tree (tests and
 docs included), and the answer is the set of source files the commit changed. Scored by file
 R@5 (share of the changed files among the first five distinct files returned) and file MRR
-(1 / rank of the first changed file), for ragls and for BM25 over the same files.
+(1 / rank of the first changed file), for ragls as agents' `find_files` asks it (with the git
+history a workspace at the parent commit has), as chat clients ask it (without), and for BM25
+over the same files.
 
 Histories come from bare git mirrors (`DIR/<owner>+<name>/repo`); the trees are checked out
 with a private index file, so a mirror is only ever read. Nothing fetched is kept in the
@@ -38,6 +40,9 @@ from ragls.retrieval import is_test_path, retrieve
 FILE_K = 5
 FILE_MRR_K = 10
 HITS = 50  # chunks fetched per query to rank files (the per-file cap keeps several files)
+# The MCP tool an agent plans a change with: rag/retrieve with `gitHistory` (ragls.git_history),
+# HITS chunks for its default 10 files. The plain row is rag/retrieve as chat clients call it.
+FIND_FILES = "ragls find_files (+ git history)"
 
 
 class Repo(BaseModel):
@@ -201,8 +206,8 @@ def run_repo(repo: Repo, mirrors: Path, settings: Settings, work: Path, quiet: b
             history = git_history.load(git_dir, q.parent, rs.git_history_commits) if rs.git_history_commits else None
 
             systems: dict[str, Callable[[str], list[str]]] = {
-                "ragls (hybrid, default)": lambda text, idx=idx, history=history: _ragls_files(idx, text, history),  # type: ignore[misc]
-                "ragls without git history": lambda text, idx=idx: _ragls_files(idx, text, None),  # type: ignore[misc]
+                FIND_FILES: lambda text, idx=idx, history=history: _ragls_files(idx, text, history),  # type: ignore[misc]
+                "ragls (hybrid, default)": lambda text, idx=idx: _ragls_files(idx, text, None),  # type: ignore[misc]
             }
             texts = {p: (tree / p).read_text("utf-8", errors="replace") for p in paths}
             for label, docs in (
