@@ -5,7 +5,7 @@ __version__ = "0.1.0"
 # Bumped when a rag/* payload's meaning changes (docs/protocol.md, "Versions"). 2: degraded
 # retrieval answers results plus `warnings`, and `error` always means "no retrieval". 3:
 # multi-root workspaces (`folders` in rag/retrieve params and IndexStatus, `folder`/`folderUri`
-# per chunk). 4: `gitHistory` in rag/retrieve params (rank by the workspace's commit history).
+# per chunk). 4: `intent` in rag/retrieve params ("change": rank the files a described change touches).
 # Here rather than in ragls.protocol so that `initialize` can announce it before pydantic is
 # imported.
 PROTOCOL_VERSION = 4

@@ -14,7 +14,15 @@ from ragls.config import RetrievalSettings
 from ragls.context import ContextChunk, format_context
 from ragls.embedding import EmbeddingError
 from ragls.protocol import ChunkOut, RetrieveResultOut
-from ragls.retrieval import lookup_symbols, query_symbols, retrieve, retrieve_result, symbol_first
+from ragls.retrieval import (
+    CHANGE_TUNING,
+    DEFAULT_TUNING,
+    lookup_symbols,
+    query_symbols,
+    retrieve,
+    retrieve_result,
+    symbol_first,
+)
 
 if TYPE_CHECKING:
     from ragls.indexer import Indexer
@@ -39,10 +47,10 @@ def answer(
     max_chars: int,
     allowed: list[str] | None = None,
     languages: list[str] | None = None,
-    git_history: bool = False,
+    intent: str = "question",
 ) -> RetrieveResultOut:
     """Blocking (run it off the event loop). Never raises for a store or provider failure.
-    `git_history`: the query describes a change; rank by the workspace's commit history too."""
+    `intent` "change": the query describes a change; rank its files (RetrieveParams.intent)."""
     if idx.store is None or idx.fatal:
         return failed(idx.fatal or "index is not available")
     if idx.pending:  # mid-pass: files naming what was asked go first
@@ -59,7 +67,9 @@ def answer(
         settings = settings.model_copy(update={"mode": "lexical"})
         warnings.append(f"dense search paused, the embedding provider is down ({idx.breaker.last_error}); lexical only")
     idx.git_history.configure(settings.git_history_commits)
-    history = idx.git_history if git_history else None
+    change = intent == "change"
+    history = idx.git_history if change else None
+    tuning = CHANGE_TUNING if change else DEFAULT_TUNING
     if history is not None:
         history.wait_first(FIRST_HISTORY_WAIT)
     try:
@@ -75,6 +85,7 @@ def answer(
                 languages,
                 names=idx.cache,
                 history=history,
+                tuning=tuning,
             )
         except EmbeddingError as exc:
             # The embedding provider is down: lexical search still answers, and says so.

@@ -131,7 +131,7 @@ def cmd_search(a: argparse.Namespace) -> int:
             "max_chars": a.max_chars,
             "paths": a.paths,
             "languages": a.languages,
-            "git_history": a.git_history,
+            "intent": "change" if a.change else None,
         }
         p = RetrieveParams(query=a.query, **{k: v for k, v in given.items() if v})
         res = index.retrieve(p)
@@ -333,9 +333,10 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--paths", nargs="*", default=None, help="workspace-relative globs")
     p.add_argument("--languages", nargs="*", default=None)
     p.add_argument(
-        "--git-history",
+        "--change",
         action="store_true",
-        help="the query describes a change: rank by the folder's git history too (rag/retrieve gitHistory)",
+        help="the query describes a change to make: rank the files it touches, git history included "
+        '(rag/retrieve intent "change")',
     )
     p.add_argument("--json", action="store_true", help="print the rag/retrieve result as JSON")
     p.add_argument("--status", action="store_true", help="print the index status (as rag/indexStatus) first")

@@ -530,7 +530,7 @@ class RaglsMcp:
             max_chars=0,
             paths=a.paths,
             languages=a.languages,
-            git_history=True,
+            intent="change",
         )
         with FOREGROUND.request():
             res = await asyncio.to_thread(index.retrieve, p)

@@ -32,10 +32,12 @@ class RetrieveParams(_Wire):
     languages: list[str] | None = Field(default=None, max_length=50)
     # Workspace folders to search, by name or URI (multi-root); unset: all of them.
     folders: list[str] | None = Field(default=None, max_length=100)
-    # The query describes a change (a task, a bug report, a commit message): files whose earlier
-    # commits were described alike rank higher (ragls.git_history). Off for questions about how
-    # code works, where it costs precision (docs/evaluation.md, "Git history").
-    git_history: bool = False
+    # "change": the query describes a change to make (a task, a bug report, a commit message) and
+    # the files it touches are wanted: files whose earlier commits were described alike rank
+    # higher (ragls.git_history) and declarations weigh as much as functions. "question" (how does
+    # the code work) keeps the plain ranking: the history costs it precision (docs/evaluation.md,
+    # "Git history").
+    intent: Literal["question", "change"] = "question"
 
     model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="ignore")
 

@@ -152,6 +152,11 @@ class Tuning:
 
 
 DEFAULT_TUNING = Tuning()
+# A query that describes a change to make (RetrieveParams.intent "change", MCP find_files) wants
+# the files it touches: a class or declaration chunk shows its file as well as a function does,
+# so declarations keep their rank (chosen on the commit task's dev repositories; the git
+# history boost is passed to retrieve() by the caller).
+CHANGE_TUNING = replace(DEFAULT_TUNING, declaration_penalty=1.0)
 
 
 class _SharedQueryEmbedding:

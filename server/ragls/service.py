@@ -148,7 +148,7 @@ class IndexService:
         rs = self.settings.retrieval
         top_k = p.top_k if "top_k" in p.model_fields_set else rs.top_k
         max_chars = p.max_chars if "max_chars" in p.model_fields_set else rs.max_chars
-        return answer(idx, rs, self.root, p.query, top_k, max_chars, allowed, p.languages, p.git_history)
+        return answer(idx, rs, self.root, p.query, top_k, max_chars, allowed, p.languages, p.intent)
 
     def find_symbol(self, p: SymbolParams, wait: float = 30.0) -> RetrieveResultOut:
         """Definitions whose stored symbol is `name` or ends with `.name` (`Invoice.total`,

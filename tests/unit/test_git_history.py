@@ -206,15 +206,15 @@ def test_answer_lifts_the_file_an_earlier_change_described(tmp_path: Path) -> No
         idx.git_history.build()
         rs = settings.retrieval
 
-        def first(retrieval: RetrievalSettings, git_history: bool) -> str:
-            return answer(idx, retrieval, ws, query, 5, 4000, git_history=git_history).chunks[0].path
+        def first(retrieval: RetrievalSettings, intent: str) -> str:
+            return answer(idx, retrieval, ws, query, 5, 4000, intent=intent).chunks[0].path
 
-        # Asked as a change (rag/retrieve `gitHistory`, MCP find_files): the history decides.
-        assert first(rs, True) == ".teamcity/settings.kts"
+        # Asked as a change (rag/retrieve intent "change", MCP find_files): the history decides.
+        assert first(rs, "change") == ".teamcity/settings.kts"
         # Asked as a question (the default), or with the history switched off: the code decides.
-        assert first(rs, False) == "matrix.py"
-        assert first(rs.model_copy(update={"git_history_commits": 0}), True) == "matrix.py"
+        assert first(rs, "question") == "matrix.py"
+        assert first(rs.model_copy(update={"git_history_commits": 0}), "change") == "matrix.py"
         # On again: read again in the background (a query never waits for it).
-        until(lambda: first(rs, True) == ".teamcity/settings.kts", 30)
+        until(lambda: first(rs, "change") == ".teamcity/settings.kts", 30)
     finally:
         idx.stop()

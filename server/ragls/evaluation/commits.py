@@ -35,13 +35,14 @@ from ragls.evaluation.bm25 import BM25Index, function_documents, windows
 from ragls.git_history import message_text
 from ragls.indexer import Indexer
 from ragls.languages import is_code, language_of
-from ragls.retrieval import is_test_path, retrieve
+from ragls.retrieval import CHANGE_TUNING, DEFAULT_TUNING, is_test_path, retrieve
 
 FILE_K = 5
 FILE_MRR_K = 10
 HITS = 50  # chunks fetched per query to rank files (the per-file cap keeps several files)
-# The MCP tool an agent plans a change with: rag/retrieve with `gitHistory` (ragls.git_history),
-# HITS chunks for its default 10 files. The plain row is rag/retrieve as chat clients call it.
+# The MCP tool an agent plans a change with: rag/retrieve with intent "change" (the git history,
+# ragls.git_history, and declarations at full weight), HITS chunks for its default 10 files. The
+# plain row is rag/retrieve as chat clients call it.
 FIND_FILES = "ragls find_files (+ git history)"
 
 
@@ -170,10 +171,22 @@ def _mean(rows: list[tuple[float, float]]) -> dict[str, float]:
     }
 
 
-def _ragls_files(idx: Indexer, text: str, history: git_history.FileHistory | None) -> list[str]:
+def _ragls_files(idx: Indexer, text: str, history: git_history.FileHistory | None, change: bool) -> list[str]:
+    """As answer.answer asks it for the intent (the eval passes the history itself)."""
     assert idx.store is not None
+    tuning = CHANGE_TUNING if change else DEFAULT_TUNING
     hits = retrieve(
-        idx.store, idx.embedder, idx.settings.retrieval, text, HITS, 0, None, None, names=idx.cache, history=history
+        idx.store,
+        idx.embedder,
+        idx.settings.retrieval,
+        text,
+        HITS,
+        0,
+        None,
+        None,
+        tuning=tuning,
+        names=idx.cache,
+        history=history,
     ).hits
     return [h.path for h in hits]
 
@@ -206,8 +219,8 @@ def run_repo(repo: Repo, mirrors: Path, settings: Settings, work: Path, quiet: b
             history = git_history.load(git_dir, q.parent, rs.git_history_commits) if rs.git_history_commits else None
 
             systems: dict[str, Callable[[str], list[str]]] = {
-                FIND_FILES: lambda text, idx=idx, history=history: _ragls_files(idx, text, history),  # type: ignore[misc]
-                "ragls (hybrid, default)": lambda text, idx=idx: _ragls_files(idx, text, None),  # type: ignore[misc]
+                FIND_FILES: lambda text, idx=idx, history=history: _ragls_files(idx, text, history, True),  # type: ignore[misc]
+                "ragls (hybrid, default)": lambda text, idx=idx: _ragls_files(idx, text, None, False),  # type: ignore[misc]
             }
             texts = {p: (tree / p).read_text("utf-8", errors="replace") for p in paths}
             for label, docs in (

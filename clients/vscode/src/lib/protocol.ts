@@ -30,8 +30,8 @@ export interface RetrieveParams {
   languages?: string[];
   /** Protocol 3: search only these folders (names or URIs); omitted, all folders. */
   folders?: string[];
-  /** Protocol 4: the query describes a change; rank by the workspace's git history too. */
-  gitHistory?: boolean;
+  /** Protocol 4: "change" when the query describes a change to make (rank the files it touches, git history included). */
+  intent?: 'question' | 'change';
 }
 
 export interface Chunk {
