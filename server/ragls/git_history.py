@@ -180,7 +180,7 @@ class HistoryTracker:
 
     def wait_first(self, timeout: float) -> bool:
         """Start the first read if none ran yet and wait up to `timeout` s for it: a request that
-        asked for the history (rag/retrieve `gitHistory`) waits for it once, a question never."""
+        asked for the history (rag/retrieve intent "change") waits for it once, a question never."""
         if self.current() is not None or not self.enabled:
             return self.history is not None
         self._attempted.wait(timeout)
