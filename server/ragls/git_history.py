@@ -78,8 +78,10 @@ def read_commits(repo_dir: Path, rev: str | None, max_commits: int) -> tuple[str
         commits: list[Commit] = []
         for entry in repo.get_walker(include=[head], max_entries=max_commits):
             commit = entry.commit
-            if len(commit.parents) != 1:
-                continue  # a merge restates its branch's commits; the root commit adds everything
+            if len(commit.parents) != 1 or commit.parents[0] not in repo.object_store:
+                # A merge restates its branch's commits; the root commit, and the oldest commit
+                # of a shallow clone (its parent not fetched), would seem to add every file.
+                continue
             paths: set[str] = set()
             for change in entry.changes():
                 for side in (change.old, change.new):  # type: ignore[union-attr]

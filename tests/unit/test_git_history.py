@@ -81,6 +81,17 @@ def test_merges_and_sweeping_commits_say_nothing_about_a_file(repo: Path, monkey
     assert history.rank("licence headers", 5) == []
 
 
+def test_a_shallow_clone_reads_the_commits_it_has(repo: Path, tmp_path: Path) -> None:
+    """The oldest commit of a shallow clone has no parent to compare with: it would seem to add
+    every file, so it is skipped like a root commit."""
+    shallow = tmp_path / "shallow"
+    subprocess.run(["git", "clone", "-q", "--depth", "2", repo.as_uri(), str(shallow)], check=True, capture_output=True)
+    history = load(shallow, None, 1000)
+    assert history.commits == 1 and history.files == 1
+    assert history.rank("requests time out", 5) == ["pkg/net.py"]
+    assert history.rank("parser crash", 5) == []
+
+
 def test_a_workspace_inside_a_repository_sees_its_own_paths(repo: Path) -> None:
     found = find_repository(repo / "pkg")
     assert found == (repo.resolve(), "pkg/")
