@@ -125,6 +125,29 @@ def test_run_repo_scores_every_system_on_a_real_index(tmp_path: Path) -> None:
         assert row["questions"] == 2.0 and 0.0 <= row["file_mrr_at_10"] <= row["file_recall_at_5"] <= 1.0
     assert result.rows["BM25, 60-line windows"]["file_recall_at_5"] == 1.0  # three files: all in the top 5
     assert result.rows["ragls (hybrid, default)"]["file_mrr_at_10"] == 1.0, result.rows
+    assert result.rows["ragls find_files (+ git history)"]["file_mrr_at_10"] == 1.0, result.rows
+
+    # A mirror that lacks a blob of a parent tree (fetched without its largest files) is skipped
+    # with the reason, not a traceback.
+    mirror = mirrors / "o+r" / "repo"
+    blob = subprocess.run(
+        ["git", f"--git-dir={mirror}", "rev-parse", f"{head}~1:shop/cart.py"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
+    packs = list((mirror / "objects" / "pack").glob("*.pack"))
+    for pack in packs:  # a clone is packed: move the pack out and unpack it, to delete one object
+        moved = tmp_path / pack.name
+        pack.rename(moved)
+        pack.with_suffix(".idx").unlink()
+        with moved.open("rb") as f:
+            subprocess.run(["git", f"--git-dir={mirror}", "unpack-objects", "-q"], stdin=f, check=True)
+    (mirror / "objects" / blob[:2] / blob[2:]).unlink()
+    broken = run_repo(
+        Repo(name="r", github="o/r", head=head, commits=5), mirrors, settings, tmp_path / "w2", quiet=True
+    )
+    assert broken.questions == 0 and broken.skipped and broken.skipped.startswith("cannot check out"), broken
 
 
 def test_commits_table_means_each_split_apart() -> None:

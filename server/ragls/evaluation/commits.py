@@ -203,7 +203,11 @@ def run_repo(repo: Repo, mirrors: Path, settings: Settings, work: Path, quiet: b
     tree, index_file = work / repo.name / "tree", work / repo.name / "index"
     scores: dict[str, list[tuple[float, float]]] = {}
     for number, q in enumerate(asked, start=1):
-        checkout(git_dir, q.parent, tree, index_file)
+        try:
+            checkout(git_dir, q.parent, tree, index_file)
+        except subprocess.CalledProcessError as exc:  # e.g. a mirror without its largest blobs
+            why = (exc.stderr or "").strip().splitlines()[-1:] or [str(exc)]
+            return RepoResult(repo.name, 0, repo.split, skipped=f"cannot check out {q.parent[:12]}: {why[0]}")
         if not quiet:
             print(f"  [{repo.name}] {number}/{len(asked)} {q.sha[:10]}", file=sys.stderr, flush=True)
         idx = Indexer(tree, settings)
