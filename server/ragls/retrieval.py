@@ -1,5 +1,6 @@
 """Retrieval: query -> hybrid search in Qdrant (dense + BM25 sparse, fused by weighted RRF in
-the engine) -> name rerank of the first hits (name_rerank.py) -> demotion of tests,
+the engine) -> name rerank of the first hits (name_rerank.py) -> for a change description,
+the files its words match in the git history lifted (git_history.py) -> demotion of tests,
 declarations, changelogs and repository process files -> exact-definition boost -> per-file
 cap and overlap merging -> budgeted context. Every step after the engine is a few list
 operations over at most `limit` hits, so a query costs one embedding, one Qdrant query and one
@@ -481,6 +482,17 @@ def retrieve(
             tuning.rrf_k,
         )
     hits = [_to_hit(h) for h in stored]
+    if (
+        history is not None
+        and stored_fused  # the boost is one more RRF list: it adds to RRF scores only
+        and tuning.git_history_files
+        and tuning.git_history_weight > 0
+    ):
+        # Before the demotions, which then scale it too: a test, changelog or README that past
+        # commits touched alongside the code must not be lifted past the code.
+        hits = git_history_boost(
+            hits, history.rank(query, tuning.git_history_files), tuning.git_history_weight, tuning.rrf_k
+        )
     hits = demote(
         query,
         hits,
@@ -489,15 +501,6 @@ def retrieve(
         tuning.history_penalty,
         tuning.meta_penalty,
     )
-    if (
-        history is not None
-        and stored_fused  # the boost is one more RRF list: it adds to RRF scores only
-        and tuning.git_history_files
-        and tuning.git_history_weight > 0
-    ):
-        hits = git_history_boost(
-            hits, history.rank(query, tuning.git_history_files), tuning.git_history_weight, tuning.rrf_k
-        )
     if symbols and tuning.symbol_first:
         hits = symbol_first(hits, symbols)
     if settings.rerank == "lexical":
