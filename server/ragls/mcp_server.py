@@ -58,6 +58,22 @@ class _Args(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
 
+def _paths_field() -> Any:
+    return Field(
+        default=None,
+        max_length=50,
+        description="Only search files matching these workspace-relative globs, e.g. ['src/**', '*.py'].",
+    )
+
+
+def _languages_field() -> Any:
+    return Field(
+        default=None,
+        max_length=50,
+        description="Only search these languages, e.g. ['python', 'typescript', 'go', 'markdown'].",
+    )
+
+
 class SearchCodeArgs(_Args):
     query: NonBlank = Field(
         min_length=1,
@@ -66,16 +82,8 @@ class SearchCodeArgs(_Args):
         "with tax', 'parseHeader retry logic', 'Invoice.total'.",
     )
     top_k: int = Field(default=8, ge=1, le=50, description="Maximum number of code chunks to return.")
-    paths: list[str] | None = Field(
-        default=None,
-        max_length=50,
-        description="Only search files matching these workspace-relative globs, e.g. ['src/**', '*.py'].",
-    )
-    languages: list[str] | None = Field(
-        default=None,
-        max_length=50,
-        description="Only search these languages, e.g. ['python', 'typescript', 'go', 'markdown'].",
-    )
+    paths: list[str] | None = _paths_field()
+    languages: list[str] | None = _languages_field()
     max_chars: int = Field(
         default=12000, ge=500, le=100_000, description="Character budget of the returned context text."
     )
@@ -89,14 +97,8 @@ class FindFilesArgs(_Args):
         "describe it: 'Retry uploads when the connection drops', 'Fix rounding of negative durations'.",
     )
     top_k: int = Field(default=10, ge=1, le=30, description="Maximum number of files to return.")
-    paths: list[str] | None = Field(
-        default=None,
-        max_length=50,
-        description="Only consider files matching these workspace-relative globs, e.g. ['src/**'].",
-    )
-    languages: list[str] | None = Field(
-        default=None, max_length=50, description="Only consider files of these languages, e.g. ['python']."
-    )
+    paths: list[str] | None = _paths_field()
+    languages: list[str] | None = _languages_field()
 
 
 class FindSymbolArgs(_Args):

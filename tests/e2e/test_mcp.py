@@ -26,6 +26,7 @@ from mcp.client.stdio import stdio_client
 
 from ragls.protocol import ChunkOut, IndexStatus
 from ragls.store import workspace_id
+from tests.gitrepo import git as _git
 from tests.lsp_harness import Starter
 
 QUERY = "calculate the invoice total including tax"
@@ -207,18 +208,6 @@ async def test_mcp_tools_over_stdio(workspace: Path, tmp_path: Path) -> None:
             await asyncio.sleep(0.2)
         st2 = await wait_ready(s)
         assert st2["filesIndexed"] == 8 and st2["embedded"] == 0  # same texts: all from the embedding cache
-
-
-def _git(repo: Path, *args: str) -> None:
-    env = {
-        "GIT_AUTHOR_NAME": "t",
-        "GIT_AUTHOR_EMAIL": "t@example.com",
-        "GIT_COMMITTER_NAME": "t",
-        "GIT_COMMITTER_EMAIL": "t@example.com",
-        "GIT_CONFIG_GLOBAL": "/dev/null",
-        "PATH": "/usr/bin:/bin",
-    }
-    subprocess.run(["git", "-C", str(repo), *args], check=True, capture_output=True, env=env)
 
 
 CHANGE = "slow down customers who hammer the invoice endpoint"

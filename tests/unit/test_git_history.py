@@ -16,28 +16,9 @@ from ragls.config import RetrievalSettings, Settings
 from ragls.git_history import HistoryTracker, find_repository, load, message_text
 from ragls.indexer import Indexer
 from ragls.retrieval import Hit, git_history_boost
+from tests.gitrepo import commit as _commit
+from tests.gitrepo import git as _git
 from tests.waiting import until
-
-
-def _git(repo: Path, *args: str) -> str:
-    env = {
-        "GIT_AUTHOR_NAME": "t",
-        "GIT_AUTHOR_EMAIL": "t@example.com",
-        "GIT_COMMITTER_NAME": "t",
-        "GIT_COMMITTER_EMAIL": "t@example.com",
-        "GIT_CONFIG_GLOBAL": "/dev/null",
-        "PATH": "/usr/bin:/bin",
-    }
-    return subprocess.run(["git", "-C", str(repo), *args], check=True, capture_output=True, text=True, env=env).stdout
-
-
-def _commit(repo: Path, files: dict[str, str], message: str) -> str:
-    for name, text in files.items():
-        (repo / name).parent.mkdir(parents=True, exist_ok=True)
-        (repo / name).write_text(text)
-    _git(repo, "add", "-A")
-    _git(repo, "commit", "-q", "-m", message)
-    return _git(repo, "rev-parse", "HEAD").strip()
 
 
 @pytest.fixture
