@@ -91,7 +91,7 @@ class DegradedServerTest {
             assertTrue(p.sentText().startsWith("<rag_context>"), "context still sent");
             assertTrue(p.ragNote().startsWith("Degraded search: "), p.ragNote());
             assertNotEquals(StatusView.READY, StatusView.of(session.indexStatus()).icon());
-            assertEquals(3, st.protocolVersion());
+            assertEquals(4, st.protocolVersion());
         } finally {
             if (client != null) {
                 client.shutdown(Duration.ofSeconds(15));

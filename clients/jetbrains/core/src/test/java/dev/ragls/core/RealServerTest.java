@@ -211,7 +211,7 @@ class RealServerTest {
         assertEquals(ready.filesTotal(), ready.filesIndexed() + ready.filesFailed(), "indexed + failed == total when ready");
         assertTrue(ready.chunks() > 0, "chunks");
         assertFalse(ready.version().isEmpty(), "version");
-        assertEquals(3, ready.protocolVersion(), "protocol version");
+        assertEquals(4, ready.protocolVersion(), "protocol version");
         assertTrue(model.text().startsWith(StatusText.READY + " "), model.text());
     }
 
