@@ -15,13 +15,12 @@ from ragls.context import ContextChunk, format_context
 from ragls.embedding import EmbeddingError
 from ragls.protocol import ChunkOut, RetrieveResultOut
 from ragls.retrieval import (
-    CHANGE_TUNING,
-    DEFAULT_TUNING,
     lookup_symbols,
     query_symbols,
     retrieve,
     retrieve_result,
     symbol_first,
+    tuning_for,
 )
 
 if TYPE_CHECKING:
@@ -67,9 +66,8 @@ def answer(
         settings = settings.model_copy(update={"mode": "lexical"})
         warnings.append(f"dense search paused, the embedding provider is down ({idx.breaker.last_error}); lexical only")
     idx.git_history.configure(settings.git_history_commits)
-    change = intent == "change"
-    history = idx.git_history if change else None
-    tuning = CHANGE_TUNING if change else DEFAULT_TUNING
+    history = idx.git_history if intent == "change" else None
+    tuning = tuning_for(intent)
     if history is not None:
         history.wait_first(FIRST_HISTORY_WAIT)
     try:
@@ -91,7 +89,7 @@ def answer(
             # The embedding provider is down: lexical search still answers, and says so.
             log.warning("query embedding failed, answering from lexical search only: %s", exc)
             lexical = settings.model_copy(update={"mode": "lexical"})
-            res = retrieve(idx.store, idx.embedder, lexical, query, top_k, max_chars, allowed, languages)
+            res = retrieve(idx.store, idx.embedder, lexical, query, top_k, max_chars, allowed, languages, tuning=tuning)
             warnings.append(f"dense search unavailable ({exc}); results are lexical only")
     except Exception as exc:  # the store can fail (remote down); chat must keep working
         log.error("retrieve failed: %s", exc)

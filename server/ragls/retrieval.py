@@ -160,6 +160,11 @@ DEFAULT_TUNING = Tuning()
 CHANGE_TUNING = replace(DEFAULT_TUNING, declaration_penalty=1.0)
 
 
+def tuning_for(intent: str) -> Tuning:
+    """The tuning of a request's intent (RetrieveParams.intent)."""
+    return CHANGE_TUNING if intent == "change" else DEFAULT_TUNING
+
+
 class _SharedQueryEmbedding:
     """A multi-root request searches every folder's index at once, each through its (usually
     shared) bundled model: the first thread embeds the query, the others wait for its vector

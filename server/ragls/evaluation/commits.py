@@ -35,7 +35,7 @@ from ragls.evaluation.bm25 import BM25Index, function_documents, windows
 from ragls.git_history import message_text
 from ragls.indexer import Indexer
 from ragls.languages import is_code, language_of
-from ragls.retrieval import CHANGE_TUNING, DEFAULT_TUNING, is_test_path, retrieve
+from ragls.retrieval import is_test_path, retrieve, tuning_for
 
 FILE_K = 5
 FILE_MRR_K = 10
@@ -174,7 +174,7 @@ def _mean(rows: list[tuple[float, float]]) -> dict[str, float]:
 def _ragls_files(idx: Indexer, text: str, history: git_history.FileHistory | None, change: bool) -> list[str]:
     """As answer.answer asks it for the intent (the eval passes the history itself)."""
     assert idx.store is not None
-    tuning = CHANGE_TUNING if change else DEFAULT_TUNING
+    tuning = tuning_for("change" if change else "question")
     hits = retrieve(
         idx.store,
         idx.embedder,
