@@ -122,5 +122,9 @@ def refine_language(rel_path: str, language: str, text: str) -> str:
     return language
 
 
+_CODE_LANGUAGES = frozenset(CODE_EXTENSIONS.values())
+
+
 def is_code(language: str) -> bool:
-    return language in set(CODE_EXTENSIONS.values())
+    """True for a programming language (chunked along its syntax tree), not docs, config or data."""
+    return language in _CODE_LANGUAGES

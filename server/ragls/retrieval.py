@@ -26,6 +26,7 @@ from ragls.context import ContextChunk, format_context
 from ragls.embedding import Embedder
 from ragls.embedding.cache import EmbeddingCache
 from ragls.git_history import FileRanker
+from ragls.languages import is_code
 from ragls.protocol import ChunkOut, Position, Range, RetrieveResultOut
 from ragls.store import SearchRequest, Store, StoredHit
 
@@ -127,6 +128,9 @@ class Tuning:
     # commit task's dev repositories (docs/evaluation.md); the doc->code golden sets index source
     # folders only. Other prose documents keep their rank: they answer questions too (a runbook).
     meta_penalty: float = 0.25
+    # Fused score factor for files in no programming language (docs, configuration, data; 1.0 =
+    # off). Off for questions, which docs answer too; CHANGE_TUNING sets it.
+    non_code_penalty: float = 1.0
     merge: bool = True  # merge overlapping/adjacent chunks of one file into one hit
     # ...adjacent ones only while the block stays within this many characters (0: any size):
     # 800-1,500 measured alike on dev and held-out, unlimited lower (docs/evaluation.md).
@@ -155,9 +159,12 @@ class Tuning:
 DEFAULT_TUNING = Tuning()
 # A query that describes a change to make (RetrieveParams.intent "change", MCP find_files) wants
 # the files it touches: a class or declaration chunk shows its file as well as a function does,
-# so declarations keep their rank (chosen on the commit task's dev repositories; the git
-# history boost is passed to retrieve() by the caller).
-CHANGE_TUNING = replace(DEFAULT_TUNING, declaration_penalty=1.0)
+# so declarations keep their rank; and it wants code to edit, so documentation and configuration
+# come after code of a similar score (x0.3: 0.1-0.5 measured alike; an exception for queries that
+# name docs or config lost on dev, whose doc-fix commits change code comments). Both chosen on
+# the commit task's dev repositories (docs/evaluation.md); the git history boost is passed to
+# retrieve() by the caller.
+CHANGE_TUNING = replace(DEFAULT_TUNING, declaration_penalty=1.0, non_code_penalty=0.3)
 
 
 def tuning_for(intent: str) -> Tuning:
@@ -352,12 +359,14 @@ def demote(
     declaration_penalty: float = 1.0,
     history_penalty: float = 1.0,
     meta_penalty: float = 1.0,
+    non_code_penalty: float = 1.0,
 ) -> list[Hit]:
     """Scale the fused score of hits in test files by `test_penalty` unless the query is about
     tests, of declarative chunks (classes, headers, declarations) by `declaration_penalty`
     unless the query names a kind of declaration, of release history files by
-    `history_penalty` unless the query is about releases, and of repository process files by
-    `meta_penalty` unless the query is about them. Stable: equal scores keep the engine's order."""
+    `history_penalty` unless the query is about releases, of repository process files by
+    `meta_penalty` unless the query is about them, and of files in no programming language
+    by `non_code_penalty`. Stable: equal scores keep the engine's order."""
 
     def unless(penalty: float, asked: re.Pattern[str]) -> float:
         return penalty if penalty < 1.0 and not asked.search(query) else 1.0
@@ -366,7 +375,7 @@ def demote(
     declaration = unless(declaration_penalty, _DECLARATION_QUERY)
     history = unless(history_penalty, _HISTORY_QUERY)
     meta = unless(meta_penalty, _META_QUERY)
-    if test == 1.0 and declaration == 1.0 and history == 1.0 and meta == 1.0:
+    if test == 1.0 and declaration == 1.0 and history == 1.0 and meta == 1.0 and non_code_penalty == 1.0:
         return hits
     scored = []
     for i, h in enumerate(hits):
@@ -374,6 +383,7 @@ def demote(
             (test if is_test_path(h.path) else 1.0)
             * (declaration if h.kind in _DECLARATIVE_KINDS else 1.0)
             * (history if is_history_path(h.path) else meta if is_meta_path(h.path) else 1.0)
+            * (1.0 if is_code(h.language) else non_code_penalty)
         )
         scored.append((h.score * factor, i, h if factor == 1.0 else replace(h, score=h.score * factor)))
     scored.sort(key=lambda t: (-t[0], t[1]))
@@ -505,6 +515,7 @@ def retrieve(
         tuning.declaration_penalty,
         tuning.history_penalty,
         tuning.meta_penalty,
+        tuning.non_code_penalty,
     )
     if symbols and tuning.symbol_first:
         hits = symbol_first(hits, symbols)

@@ -28,6 +28,7 @@ from ragls.retrieval import (
     query_symbols,
     retrieve,
     symbol_first,
+    tuning_for,
 )
 from ragls.store import PointData, SearchRequest
 from ragls.store.edge import EdgeStore
@@ -164,6 +165,26 @@ def test_repository_files_are_demoted_unless_the_query_asks_for_them() -> None:
     # A question about the CI keeps those files where the engine put them.
     assert demote("which CI workflow runs the uploads", hits, 1.0, 1.0, 1.0, 0.25) == hits
     assert demote("retry failed uploads", hits, 1.0, 1.0, 1.0, 1.0) == hits
+
+
+def test_change_intent_puts_code_before_docs_and_configuration() -> None:
+    hits = [
+        replace(_hit("README.md", 1, 9, 1.0), kind="section", language="markdown"),
+        replace(_hit("setup.cfg", 1, 9, 0.9), kind="text", language="text"),
+        _hit("src/cache.py", 1, 9, 0.5),
+        replace(_hit("src/Cache.kt", 1, 9, 0.2), language="kotlin"),
+    ]
+    query = "Add a maxsize argument to the TTL cache"
+    # Questions: documentation answers them too, so it keeps its place.
+    assert demote(query, hits, *_penalties(DEFAULT_TUNING)) == hits
+    out = demote(query, hits, *_penalties(tuning_for("change")))
+    assert [h.path for h in out] == ["src/cache.py", "README.md", "setup.cfg", "src/Cache.kt"]
+    assert [h.score for h in out] == pytest.approx([0.5, 0.3, 0.27, 0.2])
+    assert tuning_for("question") == DEFAULT_TUNING and DEFAULT_TUNING.non_code_penalty == 1.0
+
+
+def _penalties(t: Tuning) -> tuple[float, float, float, float, float]:
+    return (t.test_penalty, t.declaration_penalty, t.history_penalty, t.meta_penalty, t.non_code_penalty)
 
 
 def test_declarations_are_demoted_unless_the_query_names_a_kind_of_declaration() -> None:
