@@ -14,6 +14,7 @@ export interface SearchToolInput {
   paths?: string[];
   languages?: string[];
   folders?: string[];
+  intent?: 'question' | 'change';
 }
 
 const MAX_LIST = 50;
@@ -47,6 +48,10 @@ export function searchToolParams(
   if (languages) params.languages = languages.map((l) => l.toLowerCase());
   const folders = stringList(i.folders, 'folders');
   if (folders) params.folders = folders;
+  if (i.intent !== undefined && i.intent !== null) {
+    if (i.intent !== 'question' && i.intent !== 'change') throw new Error('intent must be "question" or "change"');
+    if (i.intent === 'change') params.intent = 'change'; // "question" is the server's default
+  }
   return params;
 }
 

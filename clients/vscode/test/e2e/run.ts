@@ -702,6 +702,7 @@ async function main(): Promise<number> {
       const tool = (rec.tools as { name: string; inputSchema?: { properties?: Record<string, unknown> } }[]).find((t) => t.name === 'ragls_search');
       assert(tool, `ragls_search not in vscode.lm.tools: ${JSON.stringify(rec.tools.map((t: { name: string }) => t.name))}`);
       assert(tool.inputSchema?.properties?.query, 'the tool declares its input schema');
+      assert(tool.inputSchema?.properties?.intent, 'the tool offers intent "change" for planned edits');
       assert(!rec.error, `invokeTool failed: ${rec.error}`);
       const text = String(rec.text);
       assert(text.startsWith('<rag_context>\n'), `tool result: ${text.slice(0, 200)}`);

@@ -24,6 +24,10 @@ test('tool input -> rag/retrieve params, with errors a model can act on', () => 
   assert.throws(() => searchToolParams({ query: 'q', topK: 2.5 }, undefined), /topK/);
   assert.throws(() => searchToolParams({ query: 'q', paths: 'src/**' }, undefined), /paths must be a list of strings/);
   assert.throws(() => searchToolParams({ query: 'q', languages: Array(51).fill('go') }, undefined), /at most 50/);
+  // A planned edit ranks with the git history (rag/retrieve intent "change"); questions send no intent.
+  assert.deepEqual(searchToolParams({ query: 'retry uploads on timeout', intent: 'change' }, undefined), { query: 'retry uploads on timeout', intent: 'change' });
+  assert.deepEqual(searchToolParams({ query: 'q', intent: 'question' }, undefined), { query: 'q' });
+  assert.throws(() => searchToolParams({ query: 'q', intent: 'edit' }, undefined), /intent must be "question" or "change"/);
 });
 
 test('tool result text: the context, or why there is none', () => {
@@ -40,7 +44,8 @@ test('package.json contributes the tool as #ragls with a schema matching the par
   assert.ok(tool, 'ragls_search is contributed');
   assert.equal(tool.toolReferenceName, 'ragls');
   assert.equal(tool.canBeReferencedInPrompt, true);
-  assert.deepEqual(Object.keys(tool.inputSchema.properties).sort(), ['folders', 'languages', 'paths', 'query', 'topK']);
+  assert.deepEqual(Object.keys(tool.inputSchema.properties).sort(), ['folders', 'intent', 'languages', 'paths', 'query', 'topK']);
+  assert.deepEqual(tool.inputSchema.properties.intent.enum, ['question', 'change']);
   assert.deepEqual(tool.inputSchema.required, ['query']);
   assert.ok(tool.modelDescription.length > 200, 'a description written for a model');
   assert.ok(pkg.contributes.chatParticipants.some((p: { id: string }) => p.id === 'ragls.rag'), '@rag stays');
