@@ -504,6 +504,10 @@ class Indexer:
                         self._index_pending()
                     elif self.missing_dense and self.breaker.allow():
                         self._dense_step()
+                if self.store is not None and self._jobs.empty() and not self._has_work():
+                    # Caught up: let the points this batch deleted stop counting in BM25's IDF.
+                    if self.store.vacuum():
+                        log.info("reloaded the index so deleted chunks stop counting in lexical scores")
                 if self.fault is not None:
                     log.info("recovered: %s", self.fault.message)
                     with self._lock:

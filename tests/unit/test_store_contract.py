@@ -7,6 +7,7 @@ import hashlib
 import json
 import os
 import socket
+import threading
 import time
 import uuid
 from collections.abc import Iterator
@@ -245,6 +246,67 @@ def test_delete(store: Store) -> None:
     assert all(h.id != pid("invoice") for h in store.search(request("invoice total amount tax", "money")))
     assert store.retrieve([pid("invoice")]) == []
     store.delete([])  # no-op
+
+
+def _text_point(text: str, path: str) -> PointData:
+    payload = {"path": path, "language": "python", "symbol": None, "symbol_names": [], "text": text}
+    return PointData(pid(text), lexical.sparse_vector(text), {**payload, "start_line": 0, "end_line": 1}, None)
+
+
+def test_deleted_points_stop_counting_in_lexical_scores(backend: Backend) -> None:
+    """Every edit deletes a file's old chunks; what was deleted must not keep weighing on BM25's
+    IDF, or the terms of the files being worked on lose weight all session."""
+    s = backend.open()
+    s.upsert([_text_point(f"filler words number {i}", f"f{i}.py") for i in range(50)])
+    s.upsert([_text_point("upload upload upload stream", "a.py"), _text_point("retry stream", "b.py")])
+    q = request("upload retry", None)
+    assert [h.payload["path"] for h in s.search(q)][:2] == ["a.py", "b.py"]
+    for r in range(10):  # 1,000 chunks about uploads come and go (edits of an uploads module)
+        churn = [_text_point(f"upload temp {r} {i}", f"tmp{i}.py") for i in range(100)]
+        s.upsert(churn)
+        s.delete([p.id for p in churn])
+    assert s.count() == 52
+    if backend.kind == "edge":
+        # Qdrant Edge still counts the deleted points as documents holding "upload" (its IDF
+        # falls as if 1,000 were live) until the shard is loaded again, which vacuum() does.
+        assert [h.payload["path"] for h in s.search(q)][:2] == ["b.py", "a.py"]
+        assert s.vacuum() is True
+    else:
+        assert s.vacuum() is False  # the server's optimizer is its own
+    assert [h.payload["path"] for h in s.search(q)][:2] == ["a.py", "b.py"]
+    assert s.vacuum() is False  # nothing deleted since
+    assert s.count() == 52 and top(s.search(request("retry", None))) == "b.py"
+
+
+def test_edge_searches_wait_for_a_vacuum_instead_of_failing(tmp_path: Path) -> None:
+    s = EdgeStore(tmp_path / "shard", DIM)
+    s.upsert([_text_point(f"retry upload number {i}", f"f{i}.py") for i in range(300)])
+    s.delete([pid(f"retry upload number {i}") for i in range(150)])
+    errors: list[BaseException] = []
+    counts: list[int] = []
+    done = threading.Event()
+
+    def ask() -> None:
+        while not done.is_set():
+            try:
+                counts.append(len(s.search(request("retry upload", None))))
+                s.retrieve([pid("retry upload number 200")])
+                s.count()
+            except BaseException as exc:  # any failure is the finding
+                errors.append(exc)
+
+    t = threading.Thread(target=ask)
+    t.start()
+    try:
+        time.sleep(0.05)
+        assert s.vacuum() is True
+        time.sleep(0.05)
+    finally:
+        done.set()
+        t.join(10)
+        s.close()
+    assert not errors, errors
+    assert counts and set(counts) == {10}
 
 
 def test_retrieve_returns_payloads(store: Store) -> None:
@@ -551,6 +613,41 @@ def _run_indexer(root: Path, settings: Settings, stop: bool = True) -> Indexer:
     if stop:
         idx.stop()
     return idx
+
+
+def test_indexer_vacuums_the_edge_store_once_an_edit_is_indexed(tmp_path: Path) -> None:
+    from ragls.config import load_settings
+
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    module = ws / "uploads.py"
+
+    def write(version: int) -> None:
+        funcs = [
+            f"def upload_part_{i}(chunk):\n    # v{version}\n    return send(chunk, {i * version})\n"
+            for i in range(130)
+        ]
+        module.write_text("\n\n".join(funcs))
+
+    write(1)
+    s = load_settings(ws, ("test", {"cacheDir": str(tmp_path / "cache"), "indexing": {"watch": False}}))
+    idx = _run_indexer(ws, s, stop=False)
+    try:
+        store = idx.store
+        assert isinstance(store, EdgeStore)
+        before = store.count()
+        assert before >= 100, before
+        write(2)  # every function changes: its old chunks are deleted, new ones added
+        idx.notify_changes({"uploads.py"})
+        deadline = time.monotonic() + 60
+        while (store._deleted or idx.busy()) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert store._deleted == 0, "the indexer did not vacuum after the edit"
+        assert store.count() == before
+        hits = store.search(request("upload_part_7 send", None))
+        assert hits and all("v2" in h.payload["text"] for h in hits)
+    finally:
+        idx.stop()
 
 
 def test_indexer_runs_on_the_remote_backend(tmp_path: Path) -> None:

@@ -260,6 +260,10 @@ class RemoteStore:
             sel = qm.PointIdsList(points=list(ids[i : i + _DELETE_BATCH]))
             self._call(lambda sel=sel: self._client.delete(self.collection, sel, wait=True))  # type: ignore[misc]
 
+    def vacuum(self) -> bool:
+        """Nothing to do: the server's own optimizer drops deleted points (see EdgeStore.vacuum)."""
+        return False
+
     # -- reads -------------------------------------------------------------------------------
     def _filter(self, req: SearchRequest) -> list[qm.Condition]:
         must: list[qm.Condition] = []
