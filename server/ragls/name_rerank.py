@@ -66,11 +66,23 @@ def payload_texts(payload: dict) -> tuple[str, str]:  # type: ignore[type-arg]
     )
 
 
-def name_vectors(hits: list[StoredHit], embedder: NameEmbedder, cache: EmbeddingCache) -> np.ndarray:
-    """The name vectors of `hits`: from the cache; the missing ones embedded now and cached."""
+# At most this many name vectors are embedded while a query waits. The indexer caches every
+# chunk's name vector with its dense vector, so at rest none is missing; while the dense pass
+# runs most are, and embedding ten on a machine busy with that pass took ~500 ms per query
+# (bench 20k: `rag/retrieve` during the lexical pass p95 667 ms). Then the rerank is skipped.
+MAX_EMBEDDED_PER_QUERY = 2
+
+
+def name_vectors(
+    hits: list[StoredHit], embedder: NameEmbedder, cache: EmbeddingCache, max_missing: int | None = None
+) -> np.ndarray | None:
+    """The name vectors of `hits`: from the cache; the missing ones embedded now and cached,
+    unless more than `max_missing` are missing (then None)."""
     keys = [NAME_KEY + str(h.payload.get("text_hash") or h.id) for h in hits]
     found = cache.get_many(keys, count=False)
     missing = [(k, h) for k, h in zip(keys, hits, strict=True) if k not in found]
+    if max_missing is not None and len(missing) > max_missing:
+        return None
     if missing:
         texts, names = zip(*(payload_texts(h.payload) for _, h in missing), strict=True)
         _, vecs = embedder.embed_with_names(list(texts), list(names), query_time=True)
@@ -109,8 +121,10 @@ def rerank_hits(
     if not top:
         return hits
     try:
-        names = name_vectors(top, embedder, cache)
+        names = name_vectors(top, embedder, cache, MAX_EMBEDDED_PER_QUERY)
     except Exception as exc:  # a refinement: the fused ranking still answers (a closed cache, a model fault)
         log.warning("name rerank skipped: %s", exc)
+        return hits
+    if names is None:  # still being indexed: the fused ranking answers now
         return hits
     return rerank(hits, query_vector, names, weight, k)

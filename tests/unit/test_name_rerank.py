@@ -15,7 +15,16 @@ from ragls.answer import answer
 from ragls.config import Settings
 from ragls.embedding.cache import EmbeddingCache
 from ragls.indexer import Indexer
-from ragls.name_rerank import NAME_KEY, name_vectors, payload_texts, rerank, rerank_hits, rrf_score, usable
+from ragls.name_rerank import (
+    MAX_EMBEDDED_PER_QUERY,
+    NAME_KEY,
+    name_vectors,
+    payload_texts,
+    rerank,
+    rerank_hits,
+    rrf_score,
+    usable,
+)
 from ragls.store import PointData, SearchRequest, StoredHit
 from ragls.store.edge import EdgeStore
 from tests.waiting import until
@@ -135,6 +144,18 @@ def test_the_indexer_caches_name_vectors_and_queries_use_them(tmp_path: Path) ->
         name_vectors([other], counting, idx.cache)  # type: ignore[arg-type]
         name_vectors([other], counting, idx.cache)  # type: ignore[arg-type]
         assert counting.calls == 1
+        # While the dense pass runs, most name vectors are missing: the query does not wait to
+        # embed them (at most MAX_EMBEDDED_PER_QUERY), the fused ranking answers.
+        unseen = [
+            StoredHit(
+                f"u{i}", 1.0 - i / 10, {"symbol": f"zq_{i}", "text": f"def zq_{i}(): pass", "text_hash": f"zq{i}"}
+            )
+            for i in range(MAX_EMBEDDED_PER_QUERY + 1)
+        ]
+        assert rerank_hits(unseen, vecs[0], counting, idx.cache, 10, 0.25, 5) == unseen  # type: ignore[arg-type]
+        assert counting.calls == 1
+        rerank_hits(unseen[:MAX_EMBEDDED_PER_QUERY], vecs[0], counting, idx.cache, 10, 0.25, 5)  # type: ignore[arg-type]
+        assert counting.calls == 2
 
         res = answer(idx, settings.retrieval, ws, "how many words does a text have", 5, 4000)
         assert res.error is None and res.chunks[0].symbol == "count_words"
