@@ -763,6 +763,25 @@ class Indexer:
             self._error("", f"cannot load the embedding model: {exc}")
         self._on_change()  # `ready` (or the error) now: clients hear it at once, not at the next poll
 
+    def _cached_vectors(self, hashes: list[str]) -> dict[str, np.ndarray]:
+        """The cached vectors of these chunk texts. Where the dense pass caches name vectors, a
+        vector cached without one (before name vectors existed) counts as missing, so it is
+        embedded again with its name vector: queries embed at most
+        name_rerank.MAX_EMBEDDED_PER_QUERY of them while they wait."""
+        assert self.cache is not None
+        cached = self.cache.get_many(hashes)
+        if cached and self._wants_names():
+            named = self.cache.get_many([name_rerank.NAME_KEY + h for h in cached], count=False)
+            cached = {h: v for h, v in cached.items() if name_rerank.NAME_KEY + h in named}
+        return cached
+
+    def _wants_names(self) -> bool:
+        """Whether the dense pass caches name vectors (name_rerank.usable), known without
+        loading the model: the bundled model always gives them."""
+        if self._embedder is not None:
+            return name_rerank.usable(self._embedder, self.cache)
+        return self.settings.embedder.provider == "local"
+
     def _model(self) -> Embedder:
         """The embedder for the dense pass: waits for the bundled model if it is still loading;
         after a failed load (raised here, a fault with a retry) the next call loads it again."""
@@ -1105,7 +1124,7 @@ class Indexer:
             ids = [c.id for c in chunks]
             old_ids = set(old.chunk_ids) if old else set()
             fresh = [c for c in chunks if c.id not in old_ids]
-            cached = self.cache.get_many([c.text_hash for c in fresh]) if fresh else {}
+            cached = self._cached_vectors([c.text_hash for c in fresh]) if fresh else {}
             no_dense: list[str] = []
             for c in fresh:
                 vec = cached.get(c.text_hash)
@@ -1183,7 +1202,7 @@ class Indexer:
         items = [(p, i, hits[i]) for p, i in window if i in hits]
         # Vectors already in the embedding cache are stored without embedding: after a clean
         # warm start every chunk of a lexical file is queued without reading the store.
-        cached = self.cache.get_many([pl["text_hash"] for _, _, pl in items if "text_hash" in pl])
+        cached = self._cached_vectors([pl["text_hash"] for _, _, pl in items if "text_hash" in pl])
         if cached:
             self._store_dense(
                 [t for t in items if t[2].get("text_hash") in cached],

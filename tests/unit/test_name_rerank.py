@@ -5,6 +5,8 @@ model for them."""
 
 from __future__ import annotations
 
+import shutil
+import sqlite3
 from pathlib import Path
 
 import numpy as np
@@ -165,6 +167,40 @@ def test_the_indexer_caches_name_vectors_and_queries_use_them(tmp_path: Path) ->
         assert rerank_hits(stored, vecs[0], counting, broken, 10, 0.25, 5) == stored  # type: ignore[arg-type]
     finally:
         assert idx.stop(timeout=30)
+
+
+def test_a_rebuild_embeds_name_vectors_a_cache_from_before_lacks(tmp_path: Path) -> None:
+    """Vectors cached before name vectors existed are embedded again by the dense pass, so a
+    rebuilt index has every name vector (queries embed at most MAX_EMBEDDED_PER_QUERY)."""
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / "text_utils.py").write_text(SRC)
+    settings = Settings.model_validate({"cacheDir": str(tmp_path / "cache"), "indexing": {"watch": False}})
+
+    def build() -> list[str]:
+        idx = Indexer(ws, settings)
+        idx.start()
+        try:
+            until(lambda: idx.snapshot().state == "ready", 120)
+            assert idx.store is not None and idx.cache is not None
+            stored = idx.store.retrieve(sorted(idx.records["text_utils.py"].chunk_ids))
+            keys = [NAME_KEY + h.payload["text_hash"] for h in stored]
+            return sorted(set(keys) - set(idx.cache.get_many(keys, count=False)))
+        finally:
+            assert idx.stop(timeout=30)
+
+    assert build() == []
+    dbs = list((tmp_path / "cache").rglob("*.sqlite"))
+    removed = 0
+    for db in dbs:
+        con = sqlite3.connect(db)
+        with con:
+            if con.execute("SELECT name FROM sqlite_master WHERE name = 'emb'").fetchone():
+                removed += con.execute("DELETE FROM emb WHERE key LIKE ?", (f"%|{NAME_KEY}%",)).rowcount
+        con.close()
+    assert removed >= 2  # the dense vectors stay cached, as a cache from before would have them
+    shutil.rmtree(tmp_path / "cache" / "index")  # the index goes: rebuilt from the files and the cache
+    assert build() == []
 
 
 def test_http_providers_skip_it(tmp_path: Path) -> None:
