@@ -766,8 +766,7 @@ class Indexer:
     def _cached_vectors(self, hashes: list[str]) -> dict[str, np.ndarray]:
         """The cached vectors of these chunk texts. Where the dense pass caches name vectors, a
         vector cached without one (before name vectors existed) counts as missing, so it is
-        embedded again with its name vector: queries embed at most
-        name_rerank.MAX_EMBEDDED_PER_QUERY of them while they wait."""
+        embedded again with its name vector: queries never embed name vectors themselves."""
         assert self.cache is not None
         cached = self.cache.get_many(hashes)
         if cached and self._wants_names():

@@ -6,9 +6,10 @@ A chunk's name vector is the mean of the model's hidden states over the chunk's 
 that embeds the chunk, so it costs no model call. A doc-sentence question paraphrases the
 function's name, which the whole-chunk vector dilutes in the body (docs/evaluation.md, "Name
 rerank"). The indexer keeps name vectors in the embedding cache only (key: NAME_KEY + the
-chunk's text hash), not in the index; a query looks up those of its first hits, and embeds a
-missing one (an index built before this existed) once on the query session. Only for the
-bundled model: an HTTP provider returns no hidden states.
+chunk's text hash), not in the index; a query looks up those of its first hits and reranks
+only if all are there: it never runs the model for them (while the index is built most are
+missing, and embedding them made every query wait; docs/performance.md, "Eighth round"). Only
+for the bundled model: an HTTP provider returns no hidden states.
 """
 
 from __future__ import annotations
@@ -18,8 +19,6 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 import numpy as np
-
-from ragls.chunking.model import embedding_text, name_text
 
 if TYPE_CHECKING:
     from ragls.embedding import Embedder
@@ -37,9 +36,7 @@ class NameEmbedder(Protocol):
 
     provider: str
 
-    def embed_with_names(
-        self, texts: list[str], names: list[str], query_time: bool = False
-    ) -> tuple[np.ndarray, np.ndarray]: ...
+    def embed_with_names(self, texts: list[str], names: list[str]) -> tuple[np.ndarray, np.ndarray]: ...
 
 
 def rrf_score(rank: int, weight: float, k: int) -> float:
@@ -57,38 +54,13 @@ def usable(embedder: Embedder | None, cache: EmbeddingCache | None) -> bool:
     )
 
 
-def payload_texts(payload: dict) -> tuple[str, str]:  # type: ignore[type-arg]
-    """(the text the model embeds, the name line) of a stored chunk."""
-    text = payload.get("text", "")
-    return (
-        embedding_text(payload.get("path", ""), payload.get("symbol"), payload.get("signature"), text),
-        name_text(payload.get("symbol"), text),
-    )
-
-
-# At most this many name vectors are embedded while a query waits. The indexer caches every
-# chunk's name vector with its dense vector, so at rest none is missing; while the dense pass
-# runs most are, and embedding ten on a machine busy with that pass took ~500 ms per query
-# (bench 20k: `rag/retrieve` during the lexical pass p95 667 ms). Then the rerank is skipped.
-MAX_EMBEDDED_PER_QUERY = 2
-
-
-def name_vectors(
-    hits: list[StoredHit], embedder: NameEmbedder, cache: EmbeddingCache, max_missing: int | None = None
-) -> np.ndarray | None:
-    """The name vectors of `hits`: from the cache; the missing ones embedded now and cached,
-    unless more than `max_missing` are missing (then None)."""
+def name_vectors(hits: list[StoredHit], cache: EmbeddingCache) -> np.ndarray | None:
+    """The cached name vectors of `hits`, or None if any is missing (still being indexed, or
+    the cache lost it: the indexer embeds a chunk again when its name vector is missing)."""
     keys = [NAME_KEY + str(h.payload.get("text_hash") or h.id) for h in hits]
     found = cache.get_many(keys, count=False)
-    missing = [(k, h) for k, h in zip(keys, hits, strict=True) if k not in found]
-    if max_missing is not None and len(missing) > max_missing:
+    if len(found) < len(set(keys)):
         return None
-    if missing:
-        texts, names = zip(*(payload_texts(h.payload) for _, h in missing), strict=True)
-        _, vecs = embedder.embed_with_names(list(texts), list(names), query_time=True)
-        new = {k: vecs[i] for i, (k, _) in enumerate(missing)}
-        cache.put_many(new)
-        found.update(new)
     return np.stack([found[k] for k in keys])
 
 
@@ -111,7 +83,6 @@ def rerank(
 def rerank_hits(
     hits: list[StoredHit],
     query_vector: np.ndarray,
-    embedder: NameEmbedder,
     cache: EmbeddingCache,
     count: int,
     weight: float,
@@ -121,10 +92,10 @@ def rerank_hits(
     if not top:
         return hits
     try:
-        names = name_vectors(top, embedder, cache, MAX_EMBEDDED_PER_QUERY)
+        names = name_vectors(top, cache)
     except Exception as exc:  # a refinement: the fused ranking still answers (a closed cache, a model fault)
         log.warning("name rerank skipped: %s", exc)
         return hits
-    if names is None:  # still being indexed: the fused ranking answers now
+    if names is None:  # still being indexed: the fused ranking answers
         return hits
     return rerank(hits, query_vector, names, weight, k)

@@ -490,8 +490,7 @@ def retrieve(
         stored = name_rerank.rerank_hits(
             stored,
             dense,
-            embedder,  # type: ignore[arg-type]  # usable() checked it
-            names,  # type: ignore[arg-type]
+            names,  # type: ignore[arg-type]  # usable() checked it
             tuning.name_rerank_hits,
             tuning.name_rerank_weight,
             tuning.rrf_k,

@@ -14,14 +14,13 @@ import pytest
 
 from ragls import lexical
 from ragls.answer import answer
+from ragls.chunking.model import embedding_text, name_text
 from ragls.config import Settings
 from ragls.embedding.cache import EmbeddingCache
 from ragls.indexer import Indexer
 from ragls.name_rerank import (
-    MAX_EMBEDDED_PER_QUERY,
     NAME_KEY,
     name_vectors,
-    payload_texts,
     rerank,
     rerank_hits,
     rrf_score,
@@ -87,22 +86,6 @@ def test_rerank_reorders_close_hits_by_name_and_leaves_the_rest() -> None:
     assert rerank(hits, q, np.zeros((0, 8), dtype=np.float32), 0.25, 5) == hits
 
 
-class _Counting:
-    """The real bundled model, counting its query-time calls."""
-
-    provider = "local"
-
-    def __init__(self, inner: object) -> None:
-        self.inner, self.calls = inner, 0
-
-    def embed_with_names(
-        self, texts: list[str], names: list[str], query_time: bool = False
-    ) -> tuple[np.ndarray, np.ndarray]:
-        self.calls += 1
-        assert query_time
-        return self.inner.embed_with_names(texts, names, query_time)  # type: ignore[attr-defined]
-
-
 SRC = '''def pad_line(line, width):
     """Pad a line to the given width."""
     return line.ljust(width)
@@ -129,49 +112,41 @@ def test_the_indexer_caches_name_vectors_and_queries_use_them(tmp_path: Path) ->
         keys = [NAME_KEY + h.payload["text_hash"] for h in stored]
         assert set(idx.cache.get_many(keys)) == set(keys)
 
-        counting = _Counting(idx.embedder)
         hits_before = (idx.cache.hits, idx.cache.misses)
-        vecs = name_vectors(stored, counting, idx.cache)  # type: ignore[arg-type]
-        assert counting.calls == 0 and vecs.shape == (len(stored), idx.embedder.dimension)
+        vecs = name_vectors(stored, idx.cache)
+        assert vecs is not None and vecs.shape == (len(stored), idx.embedder.dimension)
         assert (idx.cache.hits, idx.cache.misses) == hits_before  # the status's hit rate is the indexer's
         # The cached name vector is the head of the chunk's own forward pass: not its whole
         # vector, and the same as pooling that head again now (not bit for bit: the int8 graph
         # quantizes activations per call, so a batch's other rows move it slightly).
-        text, name = payload_texts(stored[0].payload)
-        whole, head = idx.embedder.embed_with_names([text], [name])  # type: ignore[attr-defined]
+        p = stored[0].payload
+        text = embedding_text(p["path"], p.get("symbol"), p.get("signature"), p["text"])
+        whole, head = idx.embedder.embed_with_names([text], [name_text(p.get("symbol"), p["text"])])  # type: ignore[attr-defined]
         assert float(head[0] @ vecs[0]) > 0.98
         assert float(whole[0] @ head[0]) < 0.99
-        # A chunk whose name vector is not cached (an index built before) is embedded once.
+        # A hit whose name vector is not cached (its chunk still waits for the dense pass) is
+        # not embedded while the query waits: the fused ranking answers as it is.
         other = StoredHit("x", 0.1, {"symbol": "zq_unseen", "text": "def zq_unseen(): pass", "text_hash": "zq"})
-        name_vectors([other], counting, idx.cache)  # type: ignore[arg-type]
-        name_vectors([other], counting, idx.cache)  # type: ignore[arg-type]
-        assert counting.calls == 1
-        # While the dense pass runs, most name vectors are missing: the query does not wait to
-        # embed them (at most MAX_EMBEDDED_PER_QUERY), the fused ranking answers.
-        unseen = [
-            StoredHit(
-                f"u{i}", 1.0 - i / 10, {"symbol": f"zq_{i}", "text": f"def zq_{i}(): pass", "text_hash": f"zq{i}"}
-            )
-            for i in range(MAX_EMBEDDED_PER_QUERY + 1)
-        ]
-        assert rerank_hits(unseen, vecs[0], counting, idx.cache, 10, 0.25, 5) == unseen  # type: ignore[arg-type]
-        assert counting.calls == 1
-        rerank_hits(unseen[:MAX_EMBEDDED_PER_QUERY], vecs[0], counting, idx.cache, 10, 0.25, 5)  # type: ignore[arg-type]
-        assert counting.calls == 2
+        assert name_vectors([*stored, other], idx.cache) is None
+        mixed = [stored[1], other, stored[0]]
+        assert rerank_hits(mixed, vecs[0], idx.cache, 10, 0.25, 5) == mixed
+        assert NAME_KEY + "zq" not in idx.cache.get_many([NAME_KEY + "zq"], count=False)
+        # With every name vector there, the first hits are ranked again.
+        assert rerank_hits(stored[::-1], vecs[0], idx.cache, 10, 0.25, 5)[0].id == stored[0].id
 
         res = answer(idx, settings.retrieval, ws, "how many words does a text have", 5, 4000)
         assert res.error is None and res.chunks[0].symbol == "count_words"
         # A failing name lookup leaves the fused ranking as it was instead of failing the query.
         broken = EmbeddingCache(tmp_path / "broken.sqlite", "m", 384)
         broken.close()
-        assert rerank_hits(stored, vecs[0], counting, broken, 10, 0.25, 5) == stored  # type: ignore[arg-type]
+        assert rerank_hits(stored, vecs[0], broken, 10, 0.25, 5) == stored
     finally:
         assert idx.stop(timeout=30)
 
 
 def test_a_rebuild_embeds_name_vectors_a_cache_from_before_lacks(tmp_path: Path) -> None:
     """Vectors cached before name vectors existed are embedded again by the dense pass, so a
-    rebuilt index has every name vector (queries embed at most MAX_EMBEDDED_PER_QUERY)."""
+    rebuilt index has every name vector (queries never embed them)."""
     ws = tmp_path / "ws"
     ws.mkdir()
     (ws / "text_utils.py").write_text(SRC)

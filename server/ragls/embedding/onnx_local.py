@@ -115,23 +115,17 @@ class LocalOnnxEmbedder:
         with self._query_lock:
             return self._run(self._queries, [text])[0]
 
-    def embed_with_names(
-        self, texts: list[str], names: list[str], query_time: bool = False
-    ) -> tuple[np.ndarray, np.ndarray]:
+    def embed_with_names(self, texts: list[str], names: list[str]) -> tuple[np.ndarray, np.ndarray]:
         """Each text's vector and its name vector from the same forward pass: the hidden states
         of the text's first tokens (as many as `names[i]`, the chunk's name line, has after
         [CLS]) mean-pooled (ragls.name_rerank). One call: the caller groups the texts
-        (`batches`). `query_time`: on the query session (the name rerank's rare fallback)."""
+        (`batches`)."""
         if not texts:
             empty = np.zeros((0, self.dimension), dtype=np.float32)
             return empty, empty
         encs = self._tok.encode_batch(texts)
         heads = [min(len(e.ids) - 1, len(t.ids)) for e, t in zip(self._tok.encode_batch(names), encs, strict=True)]
-        if query_time:
-            with self._query_lock:
-                hidden, mask = self._hidden(self._queries, encs)
-        else:
-            hidden, mask = self._hidden(self._docs, encs)
+        hidden, mask = self._hidden(self._docs, encs)
         head_mask = np.zeros_like(mask)
         for i, n in enumerate(heads):
             head_mask[i, : max(n, 1)] = 1
