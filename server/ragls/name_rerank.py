@@ -93,7 +93,7 @@ def rerank_hits(
         return hits
     try:
         names = name_vectors(top, cache)
-    except Exception as exc:  # a refinement: the fused ranking still answers (a closed cache, a model fault)
+    except Exception as exc:  # a refinement: the fused ranking still answers (a closed or broken cache)
         log.warning("name rerank skipped: %s", exc)
         return hits
     if names is None:  # still being indexed: the fused ranking answers
