@@ -565,6 +565,105 @@ local function main()
     end
   end)
 
+  -- rag/retrieve intent (server protocol 4). In the fixture, "deploy the branch to staging" is
+  -- answered by docs/deployment.md as a question; as a change to make, code comes first (docs
+  -- weigh 0.3 of their score).
+  local CHANGE_QUERY = 'deploy the branch to staging'
+  local function first_file(text)
+    return type(text) == 'string' and text:match('<code_context file="([^"]+)"') or nil
+  end
+  local function is_doc(path)
+    return type(path) == 'string' and path:match('%.md$') ~= nil
+  end
+
+  case('chat: intent "change" puts code before docs (Lua API, CodeCompanion tool, CopilotChat)', function()
+    need_ready()
+    local search = require('ragls.integrations.search')
+    -- the schema the models see offers intent with its two values (shared by both plugins)
+    local tool = require('ragls.integrations.codecompanion').tool()
+    local p = tool.schema['function'].parameters.properties.intent
+    check(p and p.type == 'string' and vim.deep_equal(p.enum, { 'question', 'change' }), 'codecompanion intent %s', vim.inspect(p))
+    check(type(p.description) == 'string' and p.description:find('"change"', 1, true), 'intent description %s', vim.inspect(p))
+    check(tool.schema['function'].description:find('intent: "change"', 1, true), 'tool description does not mention intent')
+    local cp = require('ragls.integrations.copilotchat').functions().rag
+    check(cp.schema.properties.intent == p, 'copilotchat schema differs: %s', vim.inspect(cp.schema.properties.intent))
+
+    -- only "change" goes on the wire ("question" is the server's default)
+    local sent = {}
+    local orig_request = lsp.request
+    lsp.request = function(method, params, ...)
+      if method == 'rag/retrieve' then
+        table.insert(sent, params)
+      end
+      return orig_request(method, params, ...)
+    end
+    local q_err, q_res, c_err, c_res, d_err, d_res
+    local pok, perr = pcall(function()
+      q_err, q_res = ragls.retrieve_sync(CHANGE_QUERY, { intent = 'question' })
+      c_err, c_res = ragls.retrieve_sync(CHANGE_QUERY, { intent = 'change' })
+      d_err, d_res = ragls.retrieve_sync(CHANGE_QUERY)
+    end)
+    lsp.request = orig_request
+    check(pok, tostring(perr))
+    check(#sent == 3, '%d rag/retrieve requests', #sent)
+    check(sent[1].intent == nil and sent[2].intent == 'change' and sent[3].intent == nil, 'intents sent: %s', vim.inspect(sent))
+    -- Lua API: the first chunk moves from the doc to code
+    check(not q_err and not c_err and not d_err, 'retrieve: %s', vim.inspect(q_err or c_err or d_err))
+    local function paths(res)
+      local out = {}
+      for i = 1, math.min(5, #res.chunks) do
+        table.insert(out, res.chunks[i].path)
+      end
+      return table.concat(out, ', ')
+    end
+    check(#q_res.chunks > 0 and q_res.chunks[1].path == 'docs/deployment.md', 'question: first %s', paths(q_res))
+    check(#d_res.chunks > 0 and d_res.chunks[1].path == 'docs/deployment.md', 'default: first %s', paths(d_res))
+    check(#c_res.chunks > 0 and not is_doc(c_res.chunks[1].path), 'change: first %s', paths(c_res))
+    local c_first = c_res.chunks[1].path
+
+    -- the CodeCompanion tool: the model's intent reaches the server
+    local tools_self = { chat = { buffer_context = { bufnr = buf } } }
+    local tq = run_tool(tool, tools_self, { query = CHANGE_QUERY, intent = 'question' })
+    check(tq.status == 'success' and first_file(tq.data) == 'docs/deployment.md', 'tool question: %s, first %s', tq.status, tostring(first_file(tq.data)))
+    local tc = run_tool(tool, tools_self, { query = CHANGE_QUERY, intent = 'change' })
+    check(tc.status == 'success' and first_file(tc.data) == c_first, 'tool change: %s, first %s (Lua API: %s)', tc.status, tostring(first_file(tc.data)), c_first)
+    -- JSON null means "not given"
+    local tn = run_tool(tool, tools_self, { query = CHANGE_QUERY, intent = vim.NIL })
+    check(tn.status == 'success' and first_file(tn.data) == 'docs/deployment.md', 'tool null intent: %s, first %s', tn.status, tostring(first_file(tn.data)))
+    -- a tool configured with intent = 'change' uses it unless the model says otherwise
+    local ctool = require('ragls.integrations.codecompanion').tool({ intent = 'change' })
+    local dc = run_tool(ctool, tools_self, { query = CHANGE_QUERY })
+    check(not is_doc(first_file(dc.data)), 'default change: first %s', tostring(first_file(dc.data)))
+    local dq = run_tool(ctool, tools_self, { query = CHANGE_QUERY, intent = 'question' })
+    check(first_file(dq.data) == 'docs/deployment.md', 'model question over default change: first %s', tostring(first_file(dq.data)))
+
+    -- an invalid intent is an error the model can act on, sent nowhere
+    local before = #sent
+    local bad = run_tool(tool, tools_self, { query = CHANGE_QUERY, intent = 'edit' })
+    check(bad.status == 'error' and bad.data:find('intent must be "question" or "change"', 1, true) and bad.data:find('"edit"', 1, true), 'invalid intent: %s', vim.inspect(bad))
+    local ok_run, text_run = search.run_sync({ query = CHANGE_QUERY, intent = 3 }, { bufnr = buf })
+    check(not ok_run and text_run:find('intent must be', 1, true), 'intent 3: %s', tostring(text_run))
+    -- and through the Lua API: an error, no result, no request
+    local e1, r1 = ragls.retrieve_sync(CHANGE_QUERY, { intent = 'Change' })
+    check(e1 and tostring(e1.message):find('intent must be "question" or "change"', 1, true) and r1 == nil, 'retrieve_sync invalid: %s', vim.inspect(e1))
+    local got
+    ragls.retrieve(CHANGE_QUERY, { intent = 'fix' }, function(err, result)
+      got = { err = err, result = result }
+    end)
+    check(got and got.err and tostring(got.err.message):find('intent', 1, true) and got.result == nil, 'retrieve cb invalid: %s', vim.inspect(got))
+    local ctx, _, cerr = ragls.context_sync(CHANGE_QUERY, { intent = 'fix' })
+    check(ctx == '' and type(cerr) == 'string' and cerr:find('intent', 1, true), 'context_sync invalid: %q %s', ctx, tostring(cerr))
+    check(#sent == before, 'an invalid intent was sent to the server')
+
+    -- CopilotChat: the model's intent in the function input
+    local rq = cp.resolve({ query = CHANGE_QUERY, intent = 'question' }, { bufnr = buf })
+    check(first_file(rq[1].data) == 'docs/deployment.md', 'copilotchat question: first %s', tostring(first_file(rq[1].data)))
+    local rc = cp.resolve({ query = CHANGE_QUERY, intent = 'change' }, { bufnr = buf })
+    check(first_file(rc[1].data) == c_first, 'copilotchat change: first %s', tostring(first_file(rc[1].data)))
+    local rb = cp.resolve({ query = CHANGE_QUERY, intent = 'edit' }, { bufnr = buf })
+    check(rb[1].data:find('intent must be', 1, true), 'copilotchat invalid: %s', tostring(rb[1].data))
+  end)
+
   case('chat: CopilotChat function resolves with the real server', function()
     need_ready()
     local cc = require('ragls.integrations.copilotchat').functions()
@@ -788,7 +887,7 @@ local function main()
     vim.fn.writefile(vim.fn.readfile(plugin_dir .. '/doc/ragls.txt'), tmp .. '/doc/ragls.txt')
     vim.cmd('helptags ' .. vim.fn.fnameescape(tmp .. '/doc'))
     local tags = table.concat(vim.fn.readfile(tmp .. '/doc/tags'), '\n')
-    for _, t in ipairs({ 'ragls.txt', 'ragls-setup', ':RagSearch', ':RagContext', 'ragls.status()', 'ragls-copilotchat', 'ragls-codecompanion', 'ragls-lspconfig', 'ragls-trust', ':RagTrust' }) do
+    for _, t in ipairs({ 'ragls.txt', 'ragls-setup', ':RagSearch', ':RagContext', 'ragls.status()', 'ragls-copilotchat', 'ragls-codecompanion', 'ragls-lspconfig', 'ragls-trust', ':RagTrust', 'ragls-intent' }) do
       check(tags:find(t .. '\t', 1, true), 'tag %s missing', t)
     end
     vim.opt.rtp:append(tmp)

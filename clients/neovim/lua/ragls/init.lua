@@ -72,6 +72,10 @@ local function retrieve_params(query, opts)
     -- protocol 3: only these workspace folders (names or URIs)
     params.folders = opts.folders
   end
+  if opts.intent == 'change' then
+    -- protocol 4: the query describes an edit; "question" is the server's default, never sent
+    params.intent = 'change'
+  end
   return params
 end
 
@@ -80,6 +84,14 @@ local function check_query(query)
     return 'query must be a non-empty string'
   end
   return nil
+end
+
+--- nil when `intent` is absent (nil or JSON null), "question" or "change"; else why not.
+local function check_intent(intent)
+  if intent == nil or intent == vim.NIL or intent == 'question' or intent == 'change' then
+    return nil
+  end
+  return 'intent must be "question" or "change", not ' .. vim.inspect(intent)
 end
 
 --- Why a rag/retrieve result is degraded, or nil: protocol 2 `warnings` (results from less than
@@ -96,13 +108,15 @@ function M.degraded_note(result)
   return 'degraded search: ' .. table.concat(ws, '; ')
 end
 
---- rag/retrieve. cb(err, result)
+--- rag/retrieve. cb(err, result). opts: topK, maxChars, paths, languages, folders, intent
+--- ('question' (default) or 'change': the query describes an edit to make), bufnr, client,
+--- timeout_ms.
 function M.retrieve(query, opts, cb)
   if type(opts) == 'function' then
     cb, opts = opts, nil
   end
   opts = opts or {}
-  local qerr = check_query(query)
+  local qerr = check_query(query) or check_intent(opts.intent)
   if qerr then
     cb({ message = qerr }, nil)
     return

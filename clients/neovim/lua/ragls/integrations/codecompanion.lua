@@ -15,7 +15,13 @@ local search = require('ragls.integrations.search')
 local M = {}
 
 local function retrieve_opts(opts)
-  return { topK = opts.topK, maxChars = opts.maxChars, paths = opts.paths, languages = opts.languages }
+  return {
+    topK = opts.topK,
+    maxChars = opts.maxChars,
+    paths = opts.paths,
+    languages = opts.languages,
+    intent = opts.intent,
+  }
 end
 
 -- The output handlers' arguments changed in codecompanion v19: (self, stdout, meta) with
@@ -35,7 +41,8 @@ local function first_output(out)
 end
 
 --- The tool table (codecompanion's CodeCompanion.Tools.Tool: name, cmds, schema, output).
---- opts: name (default 'rag'), topK, maxChars, paths, languages
+--- opts: name (default 'rag'), topK, maxChars, paths, languages, intent (the default when the
+--- model passes none: 'question' or 'change')
 function M.tool(opts)
   opts = opts or {}
   local name = opts.name or 'rag'
@@ -105,7 +112,7 @@ function M.tool_config(opts)
   }
 end
 
---- A /rag slash command. opts: topK, maxChars, paths, languages, prompt (input prompt text)
+--- A /rag slash command. opts: topK, maxChars, paths, languages, intent, prompt (input prompt text)
 function M.slash_command(opts)
   opts = opts or {}
   local ropts = retrieve_opts(opts)

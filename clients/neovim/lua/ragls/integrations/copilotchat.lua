@@ -69,11 +69,18 @@ local function pick_query(input, prompt)
 end
 
 --- `functions` table for CopilotChat v4+ (resolve(input, source) returns resources).
---- opts: name (default 'rag'), group, trusted, topK, maxChars, paths, languages
+--- opts: name (default 'rag'), group, trusted, topK, maxChars, paths, languages, intent (the
+--- default when the model passes none)
 function M.functions(opts)
   opts = opts or {}
   local name = opts.name or 'rag'
-  local ropts = { topK = opts.topK, maxChars = opts.maxChars, paths = opts.paths, languages = opts.languages }
+  local ropts = {
+    topK = opts.topK,
+    maxChars = opts.maxChars,
+    paths = opts.paths,
+    languages = opts.languages,
+    intent = opts.intent,
+  }
   return {
     [name] = {
       group = opts.group,
@@ -96,6 +103,10 @@ function M.functions(opts)
         if type(input) == 'table' then
           run_opts.paths = input.paths or run_opts.paths
           run_opts.languages = input.languages or run_opts.languages
+          -- the model's intent (checked by the search; JSON null counts as absent)
+          if input.intent ~= nil and input.intent ~= vim.NIL then
+            run_opts.intent = input.intent
+          end
         end
         local _, text = M.fetch(query, run_opts)
         return {
@@ -111,11 +122,17 @@ function M.functions(opts)
   }
 end
 
---- `contexts` table for CopilotChat v3.
+--- `contexts` table for CopilotChat v3. opts: name, topK, maxChars, paths, languages, intent
 function M.contexts(opts)
   opts = opts or {}
   local name = opts.name or 'rag'
-  local ropts = { topK = opts.topK, maxChars = opts.maxChars, paths = opts.paths, languages = opts.languages }
+  local ropts = {
+    topK = opts.topK,
+    maxChars = opts.maxChars,
+    paths = opts.paths,
+    languages = opts.languages,
+    intent = opts.intent,
+  }
   return {
     [name] = {
       description = 'Workspace code relevant to a query (ragls). Input: the query.',

@@ -23,12 +23,21 @@ M.properties = {
     items = { type = 'string' },
     description = 'Optional languages to search in, e.g. ["python", "typescript"].',
   },
+  intent = {
+    type = 'string',
+    enum = { 'question', 'change' },
+    description = '"question" (default): how the code works. "change": the query describes a change '
+      .. 'to make (a task, a bug, a commit message) and you want the code it touches: ranks with the '
+      .. "workspace's git history, code before docs.",
+  },
 }
 
 M.description = 'Searches the code of the current workspace by meaning and by keywords '
   .. '(ragls index: semantic + lexical, split along functions and classes) and returns the most '
   .. 'relevant chunks as <code_context file="..." lines="a-b" symbol="..."> blocks inside '
-  .. '<rag_context>. Use it before answering questions about this project\'s code.'
+  .. '<rag_context>. Use it before answering questions about this project\'s code. When you plan '
+  .. 'an edit (a task, a bug report, a commit message), pass `intent: "change"` to get the code it '
+  .. 'will touch: past commits described alike and code before docs weigh in.'
 
 local function list_of_strings(v)
   if type(v) ~= 'table' or #v == 0 then
@@ -43,13 +52,21 @@ local function list_of_strings(v)
   return #out > 0 and out or nil
 end
 
+-- A JSON null from the model (vim.NIL) counts as absent.
+local function given(v)
+  if v == vim.NIL then
+    return nil
+  end
+  return v
+end
+
 local function count_blocks(ctx)
   local _, n = ctx:gsub('<code_context ', '')
   return n
 end
 
---- Runs the search. args: { query, paths?, languages? } (from the model or the user);
---- opts: { bufnr, topK, maxChars, paths, languages, timeout_ms }.
+--- Runs the search. args: { query, paths?, languages?, intent? } (from the model or the user);
+--- opts: { bufnr, topK, maxChars, paths, languages, intent, timeout_ms } (defaults for args).
 --- cb(ok: boolean, text: string, info: { query, chunks: integer }) is called exactly once.
 function M.run(args, opts, cb)
   opts = opts or {}
@@ -66,6 +83,19 @@ function M.run(args, opts, cb)
   local query = type(args.query) == 'string' and vim.trim(args.query) or ''
   if query == '' then
     return finish(false, 'ragls: the query is empty; pass what to look for in `query`.')
+  end
+  local intent = given(args.intent)
+  if intent == nil then
+    intent = given(opts.intent)
+  end
+  if intent ~= nil and intent ~= 'question' and intent ~= 'change' then
+    return finish(
+      false,
+      string.format(
+        'ragls: intent must be "question" or "change", not %s; pass "change" when the query describes an edit to make, or leave it out.',
+        vim.inspect(intent)
+      )
+    )
   end
   local client = lsp.get_client(opts.bufnr, true)
   if not client then
@@ -86,6 +116,7 @@ function M.run(args, opts, cb)
     maxChars = opts.maxChars,
     paths = list_of_strings(args.paths) or opts.paths,
     languages = list_of_strings(args.languages) or opts.languages,
+    intent = intent,
     timeout_ms = timeout,
   }, function(err, result)
     local st = status.get(client.id)
