@@ -63,6 +63,25 @@ class ProtocolTest {
     }
 
     @Test
+    void retrieveParamsSendIntentChangeOnly() {
+        assertEquals("{\"query\":\"q\",\"topK\":5,\"maxChars\":4000,\"intent\":\"change\"}",
+                Json.write(RetrieveParams.of("q", 5, 4000, RetrieveParams.Intent.CHANGE)));
+        assertEquals("{\"query\":\"q\",\"folders\":[\"web\"],\"intent\":\"change\"}",
+                Json.write(new RetrieveParams("q", null, null, null, null, List.of("web"), RetrieveParams.Intent.CHANGE)));
+        // a question is the server's default: no intent key, so older servers (protocol < 4) are unaffected
+        for (RetrieveParams p : List.of(RetrieveParams.of("q", 5, 4000, RetrieveParams.Intent.QUESTION),
+                RetrieveParams.of("q", 5, 4000, null), RetrieveParams.of("q", 5, 4000),
+                new RetrieveParams("q", 5, 4000, null, null), new RetrieveParams("q", 5, 4000, null, null, null))) {
+            assertFalse(p.toJson().containsKey("intent"), Json.write(p));
+            assertEquals("{\"query\":\"q\",\"topK\":5,\"maxChars\":4000}", Json.write(p));
+        }
+        assertEquals(RetrieveParams.Intent.CHANGE, RetrieveParams.Intent.fromWire("change"));
+        assertEquals(RetrieveParams.Intent.QUESTION, RetrieveParams.Intent.fromWire("question"));
+        assertNull(RetrieveParams.Intent.fromWire(null));
+        assertThrows(IllegalArgumentException.class, () -> RetrieveParams.Intent.fromWire("CHANGE"));
+    }
+
+    @Test
     void parsesIndexStatus() {
         Map<String, Object> m = Json.parseObject("{\"state\":\"indexing\",\"phase\":\"dense\",\"filesTotal\":5000,"
                 + "\"filesIndexed\":1200,\"filesFailed\":34,\"filesSkipped\":7,\"skippedByReason\":{\"binary\":3,\"secret\":4},"

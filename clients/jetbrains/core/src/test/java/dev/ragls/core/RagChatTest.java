@@ -134,6 +134,29 @@ class RagChatTest {
     }
 
     @Test
+    void optionsIntentReachesTheRetrieveParams() throws Exception {
+        List<RetrieveParams> asked = new ArrayList<>();
+        RagChat.Retriever r = p -> {
+            asked.add(p);
+            return HIT;
+        };
+        RagChat.prepare("fix the tax rounding", new RagChat.Options(true, 3, 2000, 10), r);
+        RagChat.prepare("fix the tax rounding", RagChat.Options.defaults().withIntent(RetrieveParams.Intent.CHANGE), r);
+        RagChat.prepare("fix the tax rounding", new RagChat.Options(true, 3, 2000, 10, RetrieveParams.Intent.QUESTION), r);
+        new RagChat().send("fix the tax rounding", new RagChat.Options(true, 3, 2000, 10, RetrieveParams.Intent.CHANGE),
+                r, new FakeTransport("ok"), null);
+        assertEquals(4, asked.size());
+        assertNull(asked.get(0).intent(), "the 4-argument Options leave the intent to the server");
+        assertEquals(RetrieveParams.Intent.CHANGE, asked.get(1).intent());
+        assertEquals(5, asked.get(1).topK(), "withIntent keeps the other options");
+        assertEquals(4000, asked.get(1).maxChars());
+        assertEquals(RetrieveParams.Intent.QUESTION, asked.get(2).intent());
+        assertEquals(RetrieveParams.Intent.CHANGE, asked.get(3).intent(), "send passes the intent too");
+        assertEquals("change", asked.get(3).toJson().get("intent"));
+        assertNull(RagChat.Options.defaults().intent());
+    }
+
+    @Test
     void chatErrorsPropagateAndKeepHistoryClean() {
         RagChat chat = new RagChat();
         ChatTransport failing = (m, d) -> {

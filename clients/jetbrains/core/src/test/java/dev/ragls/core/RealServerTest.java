@@ -301,8 +301,50 @@ class RealServerTest {
         assertEquals(QUERY, p.sentText(), "nothing prepended when nothing fits");
     }
 
+    /**
+     * The same words asked as a question and as a planned change (rag/retrieve intent, protocol 4).
+     * As a question the fixture's docs/deployment.md ranks first; as a change, documentation
+     * weighs 0.3 and a code file comes first (the fixture copy is no git repository, so no
+     * commit history takes part). Through RagChat.prepare, as the chat panel's toggle sends it.
+     */
     @Test
     @Order(7)
+    void changeIntentPutsCodeBeforeDocs() throws Exception {
+        String task = "deploy the branch to staging";
+        RetrieveResult question = session.retrieve(RetrieveParams.of(task, 5, 4000));
+        RetrieveResult change = session.retrieve(RetrieveParams.of(task, 5, 4000, RetrieveParams.Intent.CHANGE));
+        System.out.printf("[real-server] '%s' as a question: %s%n[real-server] as a change: %s%n",
+                task, labels(question), labels(change));
+        assertTrue(question.error() == null || question.error().isEmpty(), "error: " + question.error());
+        assertTrue(change.error() == null || change.error().isEmpty(), "error: " + change.error());
+        assertFalse(question.chunks().isEmpty(), "question: no chunks");
+        assertFalse(change.chunks().isEmpty(), "change: no chunks");
+        assertEquals("docs/deployment.md", question.chunks().get(0).path(), "question, top chunk; all: " + labels(question));
+        String changeTop = change.chunks().get(0).path();
+        assertFalse(changeTop.endsWith(".md"), "change, top chunk must be code; all: " + labels(change));
+        // wherever the doc still appears for a change, it ranks below code
+        for (int i = 0; i < change.chunks().size(); i++) {
+            if (change.chunks().get(i).path().equals("docs/deployment.md")) {
+                assertTrue(i > 0, "docs/deployment.md first for a change: " + labels(change));
+            }
+        }
+
+        RagChat.Prepared asQuestion = RagChat.prepare(task, new RagChat.Options(true, 5, 4000, 10), session);
+        RagChat.Prepared asChange = RagChat.prepare(task,
+                new RagChat.Options(true, 5, 4000, 10).withIntent(RetrieveParams.Intent.CHANGE), session);
+        assertEquals(null, asQuestion.ragNote());
+        assertEquals(null, asChange.ragNote());
+        assertEquals("docs/deployment.md", asQuestion.sources().get(0).path(), "question sources: " + asQuestion.sources());
+        assertFalse(asChange.sources().get(0).path().endsWith(".md"), "change sources: " + asChange.sources());
+        assertEquals(changeTop, asChange.sources().get(0).path(), "prepare sends the same intent as the direct call");
+        assertTrue(asQuestion.sentText().startsWith("<rag_context>\n<code_context file=\"docs/deployment.md\""),
+                "question context leads with the doc: " + asQuestion.sentText());
+        assertTrue(asChange.sentText().startsWith("<rag_context>\n<code_context file=\"" + changeTop + "\""),
+                "change context leads with the code: " + asChange.sentText());
+    }
+
+    @Test
+    @Order(8)
     void chatSendsContextToTheModelAndListsSources() throws Exception {
         AtomicReference<String> received = new AtomicReference<>();
         HttpServer http = HttpServer.create(new InetSocketAddress("127.0.0.1", 0), 0);
@@ -339,7 +381,7 @@ class RealServerTest {
     }
 
     @Test
-    @Order(8)
+    @Order(9)
     void invalidParamsAndUnknownMethodsKeepTheServerUp() throws Exception {
         try {
             client.requestSync(RaglsSession.RETRIEVE, Json.obj("query", QUERY, "topK", 1000), REQUEST_TIMEOUT);
@@ -358,7 +400,7 @@ class RealServerTest {
     }
 
     @Test
-    @Order(9)
+    @Order(10)
     void reindexAnswersAndReturnsToReady() throws Exception {
         Assumptions.assumeTrue(ready != null && ready.isReady(), "the first index run never became ready");
         Object started = Json.asObject(client.requestSync(RaglsSession.REINDEX, Json.obj(), REQUEST_TIMEOUT)).get("started");

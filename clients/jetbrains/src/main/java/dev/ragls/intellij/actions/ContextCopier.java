@@ -8,9 +8,11 @@ import com.intellij.openapi.progress.ProgressIndicator;
 import com.intellij.openapi.progress.Task;
 import com.intellij.openapi.project.Project;
 import dev.ragls.core.chat.RagChat;
+import dev.ragls.core.protocol.RetrieveParams;
 import dev.ragls.intellij.RaglsProjectService;
 import dev.ragls.intellij.settings.RaglsSettings;
 import org.jetbrains.annotations.NotNull;
+import org.jetbrains.annotations.Nullable;
 
 import java.awt.datatransfer.StringSelection;
 
@@ -20,11 +22,16 @@ public final class ContextCopier {
     }
 
     public static void copy(@NotNull Project project, @NotNull String text) {
+        copy(project, text, null);
+    }
+
+    /** With a {@code rag/retrieve} intent (null: the server's default, a question). */
+    public static void copy(@NotNull Project project, @NotNull String text, @Nullable RetrieveParams.Intent intent) {
         new Task.Backgroundable(project, "Retrieving project context", true) {
             @Override
             public void run(@NotNull ProgressIndicator indicator) {
                 RaglsProjectService service = RaglsProjectService.getInstance(project);
-                RagChat.Prepared p = RagChat.prepare(text, RaglsSettings.getInstance().chatOptions(),
+                RagChat.Prepared p = RagChat.prepare(text, RaglsSettings.getInstance().chatOptions().withIntent(intent),
                         service.retriever(indicator::isCanceled));
                 ApplicationManager.getApplication().invokeLater(
                         () -> CopyPasteManager.getInstance().setContents(new StringSelection(p.sentText())));

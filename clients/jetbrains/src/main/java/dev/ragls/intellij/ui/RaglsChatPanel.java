@@ -11,6 +11,7 @@ import com.intellij.openapi.project.Project;
 import com.intellij.openapi.vfs.LocalFileSystem;
 import com.intellij.openapi.vfs.VirtualFile;
 import com.intellij.openapi.vfs.VirtualFileManager;
+import com.intellij.ui.components.JBCheckBox;
 import com.intellij.ui.components.JBScrollPane;
 import com.intellij.ui.components.JBTextArea;
 import com.intellij.util.ui.JBUI;
@@ -20,6 +21,7 @@ import dev.ragls.core.chat.OpenAiChatClient;
 import dev.ragls.core.chat.RagChat;
 import dev.ragls.core.protocol.Chunk;
 import dev.ragls.core.protocol.IndexStatus;
+import dev.ragls.core.protocol.RetrieveParams;
 import dev.ragls.intellij.RaglsProjectService;
 import dev.ragls.intellij.actions.ContextCopier;
 import dev.ragls.intellij.settings.RaglsApiKeyStore;
@@ -39,7 +41,9 @@ import java.util.concurrent.atomic.AtomicBoolean;
 /**
  * The chat tool window. The history shows what the user typed; what is sent to the model has
  * the {@code <rag_context>} block in front. Sources are listed under each answer as
- * {@code file:line} links that open the file at that line.
+ * {@code file:line} links that open the file at that line. The "Plan a change" toggle asks
+ * {@code rag/retrieve} with intent {@code change} for the messages sent while it is on (a task,
+ * bug report or commit message: the server ranks the code the change will touch).
  */
 public final class RaglsChatPanel extends JPanel implements Disposable {
     private static final long serialVersionUID = 1L;
@@ -47,13 +51,16 @@ public final class RaglsChatPanel extends JPanel implements Disposable {
     /** One exchange as displayed (mutable while streaming). */
     private static final class ViewTurn {
         final String userText;
+        /** Sent with intent {@code change} ("Plan a change" on). */
+        final boolean change;
         final StringBuilder answer = new StringBuilder();
         volatile String note;
         volatile String error;
         volatile List<Chunk> sources = List.of();
 
-        ViewTurn(String userText) {
+        ViewTurn(String userText, boolean change) {
             this.userText = userText;
+            this.change = change;
         }
     }
 
@@ -65,6 +72,8 @@ public final class RaglsChatPanel extends JPanel implements Disposable {
     private final JBTextArea input = new JBTextArea(4, 40);
     private final JButton send = new JButton("Send");
     private final JButton stop = new JButton("Stop");
+    /** Per conversation, not a setting: on, messages are retrieved with intent "change". */
+    private final JBCheckBox planChange = new JBCheckBox("Plan a change");
     private final AtomicBoolean renderQueued = new AtomicBoolean();
     private volatile OpenAiChatClient current;
     /** Set by Stop: also ends a retrieval in progress (and cancels it on the server). */
@@ -87,7 +96,7 @@ public final class RaglsChatPanel extends JPanel implements Disposable {
 
         input.setLineWrap(true);
         input.setWrapStyleWord(true);
-        input.getEmptyText().setText("Ask about this project (Ctrl+Enter to send)");
+        updateEmptyText();
         new DumbAwareAction() {
             @Override
             public void actionPerformed(@NotNull AnActionEvent e) {
@@ -100,9 +109,14 @@ public final class RaglsChatPanel extends JPanel implements Disposable {
         copy.addActionListener(e -> {
             String text = input.getText();
             if (!text.isBlank()) {
-                ContextCopier.copy(project, text);
+                ContextCopier.copy(project, text, intent());
             }
         });
+        planChange.setToolTipText("<html>On: your message describes a change to make (a task, a bug report, a commit "
+                + "message),<br>and the context is the code it will touch: files whose past commits read alike "
+                + "rank higher,<br>and code comes before docs and configuration (rag/retrieve intent \"change\").<br>"
+                + "Off: a question about how the code works (the default ranking).</html>");
+        planChange.addActionListener(e -> updateEmptyText());
         JButton clear = new JButton("New Chat");
         clear.addActionListener(e -> {
             chat.clear();
@@ -124,12 +138,27 @@ public final class RaglsChatPanel extends JPanel implements Disposable {
         buttons.add(copy);
         buttons.add(stop);
         buttons.add(send);
+        JPanel controls = new JPanel(new BorderLayout(4, 0));
+        controls.add(planChange, BorderLayout.WEST);
+        controls.add(buttons, BorderLayout.EAST);
         JPanel bottom = new JPanel(new BorderLayout(0, 4));
         bottom.setBorder(JBUI.Borders.empty(4));
         bottom.add(new JBScrollPane(input), BorderLayout.CENTER);
-        bottom.add(buttons, BorderLayout.SOUTH);
+        bottom.add(controls, BorderLayout.SOUTH);
         add(bottom, BorderLayout.SOUTH);
         render();
+    }
+
+    /** The intent for the next message: "change" while the toggle is on, else the server's default. */
+    private RetrieveParams.Intent intent() {
+        return planChange.isSelected() ? RetrieveParams.Intent.CHANGE : null;
+    }
+
+    private void updateEmptyText() {
+        input.getEmptyText().setText(planChange.isSelected()
+                ? "Describe the change to make: a task, a bug report (Ctrl+Enter to send)"
+                : "Ask about this project (Ctrl+Enter to send)");
+        input.repaint();
     }
 
     private void sendMessage() {
@@ -138,7 +167,8 @@ public final class RaglsChatPanel extends JPanel implements Disposable {
             return;
         }
         input.setText("");
-        ViewTurn vt = new ViewTurn(text);
+        RetrieveParams.Intent intent = intent();
+        ViewTurn vt = new ViewTurn(text, intent == RetrieveParams.Intent.CHANGE);
         turns.add(vt);
         setBusy(true);
         stopRequested.set(false);
@@ -148,7 +178,7 @@ public final class RaglsChatPanel extends JPanel implements Disposable {
             OpenAiChatClient client = new OpenAiChatClient(settings.chatConfig(RaglsApiKeyStore.get()));
             current = client;
             try {
-                chat.send(text, settings.chatOptions(), service.retriever(stopRequested::get), client, new RagChat.Listener() {
+                chat.send(text, settings.chatOptions().withIntent(intent), service.retriever(stopRequested::get), client, new RagChat.Listener() {
                     @Override
                     public void onContext(RagChat.Prepared prepared) {
                         vt.note = prepared.ragNote();
@@ -201,7 +231,8 @@ public final class RaglsChatPanel extends JPanel implements Disposable {
         }
         for (int t = 0; t < turns.size(); t++) {
             ViewTurn vt = turns.get(t);
-            html.append("<p><b>You</b><br>").append(text(vt.userText)).append("</p>");
+            html.append("<p><b>You</b>").append(vt.change ? " <span style='color:gray'>(plan a change)</span>" : "")
+                    .append("<br>").append(text(vt.userText)).append("</p>");
             if (vt.note != null) {
                 html.append("<p style='color:gray'><i>").append(text(vt.note)).append("</i></p>");
             }

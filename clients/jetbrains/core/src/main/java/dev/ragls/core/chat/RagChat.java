@@ -25,10 +25,25 @@ public final class RagChat {
         RetrieveResult retrieve(RetrieveParams params) throws Exception;
     }
 
-    /** Settings that shape one message. */
-    public record Options(boolean ragEnabled, int topK, int maxChars, int maxHistoryTurns) {
+    /**
+     * Settings that shape one message. {@code intent} is what the retrieval asks for: null or
+     * {@link RetrieveParams.Intent#QUESTION} (the server's default) for a question about the code,
+     * {@link RetrieveParams.Intent#CHANGE} when the message describes a change to make.
+     */
+    public record Options(boolean ragEnabled, int topK, int maxChars, int maxHistoryTurns,
+                          RetrieveParams.Intent intent) {
+        /** A question (the server's default intent). */
+        public Options(boolean ragEnabled, int topK, int maxChars, int maxHistoryTurns) {
+            this(ragEnabled, topK, maxChars, maxHistoryTurns, null);
+        }
+
         public static Options defaults() {
             return new Options(true, 5, 4000, 10);
+        }
+
+        /** The same options with another intent. */
+        public Options withIntent(RetrieveParams.Intent newIntent) {
+            return new Options(ragEnabled, topK, maxChars, maxHistoryTurns, newIntent);
         }
     }
 
@@ -65,7 +80,7 @@ public final class RagChat {
         }
         RetrieveResult r;
         try {
-            r = retriever.retrieve(RetrieveParams.of(query, options.topK(), options.maxChars()));
+            r = retriever.retrieve(RetrieveParams.of(query, options.topK(), options.maxChars(), options.intent()));
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             return new Prepared(userText, userText, null, "Project context skipped: interrupted.");

@@ -9,11 +9,49 @@ import java.util.Map;
 /**
  * Params of {@code rag/retrieve}. Null fields are left out so the server's defaults apply.
  * {@code folders} (protocol 3): search only these workspace folders, by name or URI.
+ * {@code intent} (protocol 4): what the query is; {@link Intent#CHANGE} is written as
+ * {@code "intent":"change"}, null or {@link Intent#QUESTION} is left out (the server's default).
  */
 public record RetrieveParams(String query, Integer topK, Integer maxChars, List<String> paths,
-                             List<String> languages, List<String> folders) implements JsonWritable {
+                             List<String> languages, List<String> folders, Intent intent) implements JsonWritable {
 
     public static final int MAX_QUERY_CHARS = 4000;
+
+    /** The {@code intent} of {@code rag/retrieve}. */
+    public enum Intent {
+        /** How does the code work: the plain ranking (the server's default). */
+        QUESTION("question"),
+        /**
+         * The query describes a change to make (a task, a bug report, a commit message): the server
+         * ranks the code the change will touch (files whose past commits read alike weigh in,
+         * declarations keep full weight, docs and configuration weigh 0.3).
+         */
+        CHANGE("change");
+
+        private final String wire;
+
+        Intent(String wire) {
+            this.wire = wire;
+        }
+
+        /** The value sent on the wire: {@code "question"} or {@code "change"}. */
+        public String wire() {
+            return wire;
+        }
+
+        /** The intent for a wire value; null for null; anything else is an error. */
+        public static Intent fromWire(String value) {
+            if (value == null) {
+                return null;
+            }
+            for (Intent i : values()) {
+                if (i.wire.equals(value)) {
+                    return i;
+                }
+            }
+            throw new IllegalArgumentException("intent must be \"question\" or \"change\", got \"" + value + "\"");
+        }
+    }
 
     public RetrieveParams {
         if (query == null || query.isBlank()) {
@@ -22,12 +60,22 @@ public record RetrieveParams(String query, Integer topK, Integer maxChars, List<
     }
 
     public RetrieveParams(String query, Integer topK, Integer maxChars, List<String> paths,
+                          List<String> languages, List<String> folders) {
+        this(query, topK, maxChars, paths, languages, folders, null);
+    }
+
+    public RetrieveParams(String query, Integer topK, Integer maxChars, List<String> paths,
                           List<String> languages) {
-        this(query, topK, maxChars, paths, languages, null);
+        this(query, topK, maxChars, paths, languages, null, null);
     }
 
     public static RetrieveParams of(String query, Integer topK, Integer maxChars) {
-        return new RetrieveParams(clampQuery(query), topK, maxChars, null, null, null);
+        return of(query, topK, maxChars, null);
+    }
+
+    /** {@link #of(String, Integer, Integer)} with an intent (null: the server's default, a question). */
+    public static RetrieveParams of(String query, Integer topK, Integer maxChars, Intent intent) {
+        return new RetrieveParams(clampQuery(query), topK, maxChars, null, null, null, intent);
     }
 
     /** The server accepts at most 4000 characters; longer chat messages are cut for the search. */
@@ -54,6 +102,9 @@ public record RetrieveParams(String query, Integer topK, Integer maxChars, List<
         }
         if (folders != null && !folders.isEmpty()) {
             m.put("folders", folders);
+        }
+        if (intent != null && intent != Intent.QUESTION) {
+            m.put("intent", intent.wire());
         }
         return m;
     }
