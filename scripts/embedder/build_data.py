@@ -31,7 +31,16 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
 from extract import ROOT, file_pairs  # noqa: E402
-from fetch import Package, Refused, check_excluded, eval_names, fetch, load_blocklist, record  # noqa: E402
+from fetch import (  # noqa: E402
+    Package,
+    Refused,
+    check_excluded,
+    commit_task_names,
+    eval_names,
+    fetch,
+    load_blocklist,
+    record,
+)
 
 from ragls.languages import language_of  # noqa: E402
 
@@ -61,6 +70,12 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--cache", type=Path, default=default_cache())
     p.add_argument("--blocklist", type=Path, required=True)
     p.add_argument("--eval-sources", type=Path, action="append", default=[], required=True)
+    p.add_argument(
+        "--commits",
+        type=Path,
+        default=ROOT / "eval" / "commits.toml",
+        help="the commit task's repositories: its held-out ones count as evaluated projects",
+    )
     p.add_argument("--manifest", type=Path, default=HERE / "data-manifest.json")
     p.add_argument("--jobs", type=int, default=2)
     p.add_argument(
@@ -121,7 +136,7 @@ def main(argv: list[str] | None = None) -> int:
     config = tomllib.loads(args.sources.read_text(encoding="utf-8"))
     seed, cap = int(config["seed"]), int(config["max_pairs_per_package"])
     blocklist = load_blocklist(args.blocklist)
-    evaluated = eval_names(args.eval_sources, config.get("related", {}))
+    evaluated = eval_names(args.eval_sources, config.get("related", {})) | commit_task_names(args.commits)
     if args.check_only:
         return check_manifest(args.manifest, blocklist, evaluated)
     packages = [Package(**p) for p in config["package"]]
@@ -188,7 +203,7 @@ def main(argv: list[str] | None = None) -> int:
             "blocklist": f"{args.blocklist.name}: {len(blocklist)} hashed names",
             "eval_sources": [
                 {"path": str(p), "sha256": hashlib.sha256(p.read_bytes()).hexdigest() if p.is_file() else None}
-                for p in args.eval_sources
+                for p in [*args.eval_sources, args.commits]
             ],
         },
         "packages": entries,

@@ -102,6 +102,21 @@ def eval_names(paths: list[Path], related: dict[str, list[str]] | None = None) -
     return out
 
 
+def commit_task_names(path: Path, split: str = "held-out") -> set[str]:
+    """Normalised names (GitHub owner and repository, with their aliases) of the commit task's
+    repositories of one split (eval/commits.toml): a held-out repository is measured on, so the
+    model must never have been trained on it. Not the task's own short labels, which can be
+    generic (`gradle-plugin`)."""
+    if not path.is_file():
+        return set()
+    data = tomllib.loads(path.read_text(encoding="utf-8"))
+    out: set[str] = set()
+    for repo in data.get("repo", []):
+        if repo.get("split", "held-out") == split:
+            out.update(normalise(a) for part in str(repo["github"]).split("/") for a in aliases(part))
+    return out
+
+
 def check_excluded(pkg: Package, blocklist: set[str], evaluated: set[str]) -> None:
     for alias in pkg.names:
         if name_hash(alias) in blocklist:
