@@ -14,16 +14,6 @@ local search = require('ragls.integrations.search')
 
 local M = {}
 
-local function retrieve_opts(opts)
-  return {
-    topK = opts.topK,
-    maxChars = opts.maxChars,
-    paths = opts.paths,
-    languages = opts.languages,
-    intent = opts.intent,
-  }
-end
-
 -- The output handlers' arguments changed in codecompanion v19: (self, stdout, meta) with
 -- meta.tools; v17/v18 passed (self, tools, cmd, stdout). Returns stdout, tools.
 local function output_args(a, b, c)
@@ -46,7 +36,7 @@ end
 function M.tool(opts)
   opts = opts or {}
   local name = opts.name or 'rag'
-  local ropts = retrieve_opts(opts)
+  local ropts = search.defaults(opts)
   return {
     name = name,
     cmds = {
@@ -115,7 +105,7 @@ end
 --- A /rag slash command. opts: topK, maxChars, paths, languages, intent, prompt (input prompt text)
 function M.slash_command(opts)
   opts = opts or {}
-  local ropts = retrieve_opts(opts)
+  local ropts = search.defaults(opts)
   return {
     description = 'Add workspace code relevant to a query (ragls)',
     ---@param chat table CodeCompanion.Chat

@@ -74,13 +74,7 @@ end
 function M.functions(opts)
   opts = opts or {}
   local name = opts.name or 'rag'
-  local ropts = {
-    topK = opts.topK,
-    maxChars = opts.maxChars,
-    paths = opts.paths,
-    languages = opts.languages,
-    intent = opts.intent,
-  }
+  local ropts = search.defaults(opts)
   return {
     [name] = {
       group = opts.group,
@@ -126,13 +120,7 @@ end
 function M.contexts(opts)
   opts = opts or {}
   local name = opts.name or 'rag'
-  local ropts = {
-    topK = opts.topK,
-    maxChars = opts.maxChars,
-    paths = opts.paths,
-    languages = opts.languages,
-    intent = opts.intent,
-  }
+  local ropts = search.defaults(opts)
   return {
     [name] = {
       description = 'Workspace code relevant to a query (ragls). Input: the query.',

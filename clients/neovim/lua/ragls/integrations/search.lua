@@ -39,6 +39,18 @@ M.description = 'Searches the code of the current workspace by meaning and by ke
   .. 'an edit (a task, a bug report, a commit message), pass `intent: "change"` to get the code it '
   .. 'will touch: past commits described alike and code before docs weigh in.'
 
+--- The search options an integration is configured with (its constructor's opts): the
+--- defaults of every call, which the model's own arguments override.
+function M.defaults(opts)
+  return {
+    topK = opts.topK,
+    maxChars = opts.maxChars,
+    paths = opts.paths,
+    languages = opts.languages,
+    intent = opts.intent,
+  }
+end
+
 local function list_of_strings(v)
   if type(v) ~= 'table' or #v == 0 then
     return nil
