@@ -1,10 +1,13 @@
 /**
  * The `@rag` chat participant: retrieve workspace context for the prompt, put the
  * `<rag_context>` block in front of it, and stream the answer of the chosen model.
+ * `/search` lists the hits without a model; `/change` answers the same way as a plain ask but
+ * retrieves with intent "change" (the prompt describes a change to make).
  */
 import * as vscode from 'vscode';
+import { chatIntent, chatRetrieveParams, emptyPromptHint } from './lib/chatCommands';
 import { chunksInContext } from './lib/contextBlocks';
-import { chunkPath, degradedNote, escapeMarkdown, prependContext, retrievalFailure, retrieveParams, searchResultLines } from './lib/format';
+import { chunkPath, degradedNote, escapeMarkdown, prependContext, retrievalFailure, searchResultLines } from './lib/format';
 import type { Chunk, RetrieveResult } from './lib/protocol';
 import { chunkLocation, isMultiRoot } from './locations';
 import type { RaglsServer } from './server';
@@ -83,15 +86,17 @@ export function registerChat(context: vscode.ExtensionContext, server: RaglsServ
     const cfg = vscode.workspace.getConfiguration('ragls');
     const prompt = request.prompt.trim();
     if (!prompt) {
-      stream.markdown('Ask a question about this workspace, e.g. `@rag where is the invoice total computed?`');
+      stream.markdown(emptyPromptHint(request.command));
       return {};
     }
+    // `/change`: the prompt describes a change to make; the server ranks the code it will touch.
+    const change = chatIntent(request.command) === 'change';
 
     let result: RetrieveResult | undefined;
     let failure: string | undefined;
-    stream.progress('Retrieving workspace context with ragls...');
+    stream.progress(change ? 'Retrieving the code this change touches with ragls...' : 'Retrieving workspace context with ragls...');
     try {
-      result = await server.retrieve(retrieveParams(prompt, server.retrievalSettings()), token);
+      result = await server.retrieve(chatRetrieveParams(request.command, prompt, server.retrievalSettings()), token);
       failure = retrievalFailure(result);
     } catch (e) {
       failure = errorMessage(e);
@@ -130,7 +135,7 @@ export function registerChat(context: vscode.ExtensionContext, server: RaglsServ
     try {
       const response = await request.model.sendRequest(
         messages,
-        { justification: 'Answer the question with the workspace code that ragls retrieved.' },
+        { justification: change ? 'Plan the change with the workspace code that ragls retrieved.' : 'Answer the question with the workspace code that ragls retrieved.' },
         token,
       );
       for await (const fragment of response.text) {
@@ -144,7 +149,14 @@ export function registerChat(context: vscode.ExtensionContext, server: RaglsServ
         throw e;
       }
     }
-    return { metadata: { chunks: chunks.length, contextChars: failure ? 0 : (result?.context.length ?? 0), degraded: degraded ?? null } };
+    return {
+      metadata: {
+        ...(change ? { command: 'change' } : {}),
+        chunks: chunks.length,
+        contextChars: failure ? 0 : (result?.context.length ?? 0),
+        degraded: degraded ?? null,
+      },
+    };
   };
 
   const participant = vscode.chat.createChatParticipant(PARTICIPANT_ID, handler);

@@ -1,7 +1,7 @@
 /**
  * Text formatting shared by the chat participant and the commands. No `vscode` import.
  */
-import type { Chunk, RetrieveParams, RetrieveResult } from './protocol';
+import type { Chunk, RetrieveIntent, RetrieveParams, RetrieveResult } from './protocol';
 import { linesLabel } from './ranges';
 
 /** The server accepts queries of 1..4000 characters. */
@@ -103,13 +103,20 @@ export function toQuery(text: string): string {
   return q.length > MAX_QUERY_CHARS ? q.slice(0, MAX_QUERY_CHARS) : q;
 }
 
+/**
+ * `rag/retrieve` params: the clamped query, the user's `topK`/`maxChars` when set, and
+ * `intent: "change"` for a planned edit. A question sends no `intent` (the server's default),
+ * so a server older than protocol 4 gets the params it always got.
+ */
 export function retrieveParams(
   query: string,
   retrieval: { topK?: number | null; maxChars?: number | null } | undefined,
+  intent?: RetrieveIntent,
 ): RetrieveParams {
   const params: RetrieveParams = { query: toQuery(query) };
   if (retrieval?.topK != null) params.topK = retrieval.topK;
   if (retrieval?.maxChars != null) params.maxChars = retrieval.maxChars;
+  if (intent === 'change') params.intent = 'change';
   return params;
 }
 

@@ -22,6 +22,9 @@ export interface Range {
   end: Position;
 }
 
+/** Protocol 4: `"question"` (the default) or `"change"` (the query describes a change to make). */
+export type RetrieveIntent = 'question' | 'change';
+
 export interface RetrieveParams {
   query: string;
   topK?: number;
@@ -31,7 +34,7 @@ export interface RetrieveParams {
   /** Protocol 3: search only these folders (names or URIs); omitted, all folders. */
   folders?: string[];
   /** Protocol 4: "change" when the query describes a change to make (rank the files it touches, git history included). */
-  intent?: 'question' | 'change';
+  intent?: RetrieveIntent;
 }
 
 export interface Chunk {

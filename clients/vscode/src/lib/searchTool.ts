@@ -3,7 +3,7 @@
  * to `rag/retrieve` params, and the result to the text the model reads. No `vscode` import.
  */
 import { degradedNote, retrievalFailure, retrieveParams } from './format';
-import type { RetrieveParams, RetrieveResult } from './protocol';
+import type { RetrieveIntent, RetrieveParams, RetrieveResult } from './protocol';
 
 export const SEARCH_TOOL_NAME = 'ragls_search';
 
@@ -14,7 +14,7 @@ export interface SearchToolInput {
   paths?: string[];
   languages?: string[];
   folders?: string[];
-  intent?: 'question' | 'change';
+  intent?: RetrieveIntent;
 }
 
 const MAX_LIST = 50;
@@ -37,7 +37,10 @@ export function searchToolParams(
 ): RetrieveParams {
   const i = (input ?? {}) as Record<string, unknown>;
   if (typeof i.query !== 'string' || !i.query.trim()) throw new Error('query must be a non-empty string: a question or an identifier');
-  const params = retrieveParams(i.query, settings);
+  if (i.intent !== undefined && i.intent !== null && i.intent !== 'question' && i.intent !== 'change') {
+    throw new Error('intent must be "question" or "change"');
+  }
+  const params = retrieveParams(i.query, settings, i.intent === 'change' ? 'change' : undefined);
   if (i.topK !== undefined && i.topK !== null) {
     if (typeof i.topK !== 'number' || !Number.isInteger(i.topK) || i.topK < 1 || i.topK > 100) throw new Error('topK must be an integer from 1 to 100');
     params.topK = i.topK;
@@ -48,10 +51,6 @@ export function searchToolParams(
   if (languages) params.languages = languages.map((l) => l.toLowerCase());
   const folders = stringList(i.folders, 'folders');
   if (folders) params.folders = folders;
-  if (i.intent !== undefined && i.intent !== null) {
-    if (i.intent !== 'question' && i.intent !== 'change') throw new Error('intent must be "question" or "change"');
-    if (i.intent === 'change') params.intent = 'change'; // "question" is the server's default
-  }
   return params;
 }
 

@@ -7,8 +7,8 @@
  *   - waits for the status bar to reach "ready",
  *   - asks `@rag` and checks the prompt the model received starts with the real
  *     <rag_context> holding Invoice.compute_total,
- *   - `@rag /search`, `RAG: Search Workspace`, `RAG: Copy Context for Query`, the status menu
- *     and `RAG: Restart Server`,
+ *   - `@rag /search` (and that `/change` is offered), `RAG: Search Workspace`,
+ *     `RAG: Copy Context for Query`, the status menu and `RAG: Restart Server`,
  *   - then a `.code-workspace` of two folders: the status menu lists both and `@rag` answers
  *     from the second (issue 16).
  *
@@ -709,6 +709,18 @@ async function main(): Promise<number> {
       assert(new RegExp(`<code_context file="${escapeRegExp(EXPECTED_PATH)}" lines="\\d+-\\d+" symbol="${escapeRegExp(EXPECTED_SYMBOL)}">`).test(text), `no ${EXPECTED_SYMBOL} in the tool result`);
       assert(text.includes('def compute_total'), 'the tool result holds the source');
       assert(/topK must be an integer/.test(String(rec.badInput)), `bad input: ${rec.badInput}`);
+    });
+
+    // No second chat flow: the installed extension's manifest (read by the same probe) offers
+    // `/change`; its params (intent "change") and ranking are checked by the unit tier.
+    if (ready) await step(h, '@rag offers /search and /change (the installed extension)', async () => {
+      const out = `${h.echoOut}.tool.json`;
+      if (!fs.existsSync(out)) await h.runCommand('Echo LM Test: Probe ragls Tool');
+      const rec = await waitUntil('the tool probe', async () => (fs.existsSync(out) ? JSON.parse(fs.readFileSync(out, 'utf8')) : undefined), 30_000);
+      const rag = ((rec.chatParticipants ?? []) as { id: string; commands?: { name: string }[] }[]).find((p) => p.id === 'ragls.rag');
+      assert(rag, `@rag not among the installed extension's chat participants: ${JSON.stringify(rec.chatParticipants)}`);
+      const names = (rag.commands ?? []).map((c) => c.name);
+      assert(names.includes('search') && names.includes('change'), `@rag commands: ${names.join(', ')}`);
     });
 
     if (ready) await step(h, 'RAG: Search Workspace opens the hit', async () => {

@@ -53,12 +53,15 @@ function activate(context) {
   };
   context.subscriptions.push(vscode.lm.registerLanguageModelChatProvider('echo-lm', provider));
   // The e2e reaches the extension API through this test-only command: list vscode.lm.tools and
-  // call ragls_search with vscode.lm.invokeTool, as agent mode would; the answer goes to
+  // call ragls_search with vscode.lm.invokeTool, as agent mode would, and read the chat
+  // participants of the installed ragls extension (its slash commands); the answer goes to
   // $ECHO_LM_OUT.tool.json. None of this ships in ragls.vsix.
   context.subscriptions.push(
     vscode.commands.registerCommand('echoLm.probeRaglsTool', async () => {
       const out = `${process.env.ECHO_LM_OUT || '/tmp/echo-lm.jsonl'}.tool.json`;
       const record = { tools: vscode.lm.tools.map((t) => ({ name: t.name, tags: t.tags, inputSchema: t.inputSchema })) };
+      const ragls = vscode.extensions.getExtension('ragls.ragls-vscode');
+      record.chatParticipants = (ragls && ragls.packageJSON.contributes && ragls.packageJSON.contributes.chatParticipants) || null;
       try {
         const result = await vscode.lm.invokeTool('ragls_search', {
           toolInvocationToken: undefined,

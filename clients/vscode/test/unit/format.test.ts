@@ -84,6 +84,9 @@ test('queries are clamped to what the server accepts', () => {
   assert.deepEqual(retrieveParams(' q ', undefined), { query: 'q' });
   assert.deepEqual(retrieveParams('q', { topK: null, maxChars: undefined }), { query: 'q' });
   assert.deepEqual(retrieveParams('q', { topK: 8, maxChars: 0 }), { query: 'q', topK: 8, maxChars: 0 });
+  // intent "change" is sent; a question is the server's default and is left out.
+  assert.deepEqual(retrieveParams('q', { topK: 8 }, 'change'), { query: 'q', topK: 8, intent: 'change' });
+  assert.deepEqual(retrieveParams('q', undefined, 'question'), { query: 'q' });
 });
 
 test('copy summary counts blocks and files', () => {

@@ -9,6 +9,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { after, before, describe, test } from 'node:test';
+import { chatRetrieveParams } from '../../src/lib/chatCommands';
 import { prependContext } from '../../src/lib/format';
 import { searchToolParams, searchToolText } from '../../src/lib/searchTool';
 import { followsFolderChanges, type IndexStatus, type RetrieveResult } from '../../src/lib/protocol';
@@ -120,6 +121,23 @@ describe('real ragls server over vscode-jsonrpc', { skip: available ? false : `r
     const none = searchToolParams({ query: QUERY, languages: ['cobol'] }, undefined);
     const empty: RetrieveResult = await client.conn.sendRequest('rag/retrieve', none);
     assert.equal(searchToolText(empty, none), `No indexed code matches "${QUERY}" within languages cobol. Try other words, an identifier, or fewer filters.`);
+  });
+
+  // The same words as an @rag question and as @rag /change (protocol 4 intent). As a question the
+  // fixture's docs/deployment.md ranks first; as a change documentation weighs 0.3 and code comes
+  // first (the fixture copy is no git repository, so no commit history takes part).
+  test('@rag /change retrieves with intent "change": code before docs', async () => {
+    assert.ok(ready, 'the index never became ready');
+    const task = 'deploy the branch to staging';
+    const asQuestion: RetrieveResult = await client.conn.sendRequest('rag/retrieve', chatRetrieveParams(undefined, task, { topK: 5, maxChars: 4000 }));
+    const asChange: RetrieveResult = await client.conn.sendRequest('rag/retrieve', chatRetrieveParams('change', task, { topK: 5, maxChars: 4000 }));
+    const paths = (r: RetrieveResult) => r.chunks.map((c) => c.path);
+    assert.ok(!asQuestion.error && !asChange.error, `errors: ${asQuestion.error} / ${asChange.error}`);
+    assert.equal(asQuestion.chunks[0]?.path, 'docs/deployment.md', `question: ${paths(asQuestion)}`);
+    const top = asChange.chunks[0]?.path ?? '';
+    assert.ok(top && !top.endsWith('.md'), `change, a code file first: ${paths(asChange)}`);
+    assert.ok(paths(asChange).indexOf('docs/deployment.md') !== 0, `change: ${paths(asChange)}`);
+    assert.ok(asChange.context.startsWith(`<rag_context>\n<code_context file="${top}"`), asChange.context.slice(0, 200));
   });
 
   test('invalid params and unknown methods are JSON-RPC errors, server stays up', async () => {
