@@ -75,10 +75,6 @@ class ProtocolTest {
             assertFalse(p.toJson().containsKey("intent"), Json.write(p));
             assertEquals("{\"query\":\"q\",\"topK\":5,\"maxChars\":4000}", Json.write(p));
         }
-        assertEquals(RetrieveParams.Intent.CHANGE, RetrieveParams.Intent.fromWire("change"));
-        assertEquals(RetrieveParams.Intent.QUESTION, RetrieveParams.Intent.fromWire("question"));
-        assertNull(RetrieveParams.Intent.fromWire(null));
-        assertThrows(IllegalArgumentException.class, () -> RetrieveParams.Intent.fromWire("CHANGE"));
     }
 
     @Test

@@ -38,19 +38,6 @@ public record RetrieveParams(String query, Integer topK, Integer maxChars, List<
         public String wire() {
             return wire;
         }
-
-        /** The intent for a wire value; null for null; anything else is an error. */
-        public static Intent fromWire(String value) {
-            if (value == null) {
-                return null;
-            }
-            for (Intent i : values()) {
-                if (i.wire.equals(value)) {
-                    return i;
-                }
-            }
-            throw new IllegalArgumentException("intent must be \"question\" or \"change\", got \"" + value + "\"");
-        }
     }
 
     public RetrieveParams {
