@@ -107,14 +107,17 @@ def commit_task_names(path: Path, split: str = "held-out") -> set[str]:
     repositories of one split (eval/commits.toml): a held-out repository is measured on, so the
     model must never have been trained on it. Not the task's own short labels, which can be
     generic (`gradle-plugin`)."""
+    from ragls.evaluation.commits import load_config  # the task's own reader (and its default split)
+
     if not path.is_file():
         return set()
-    data = tomllib.loads(path.read_text(encoding="utf-8"))
-    out: set[str] = set()
-    for repo in data.get("repo", []):
-        if repo.get("split", "held-out") == split:
-            out.update(normalise(a) for part in str(repo["github"]).split("/") for a in aliases(part))
-    return out
+    return {
+        normalise(a)
+        for repo in load_config(path).repo
+        if repo.split == split
+        for part in repo.github.split("/")
+        for a in aliases(part)
+    }
 
 
 def check_excluded(pkg: Package, blocklist: set[str], evaluated: set[str]) -> None:
