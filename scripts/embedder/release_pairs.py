@@ -300,6 +300,28 @@ def mine_package(spec: str) -> dict[str, Any]:
     return {"spec": spec, "licence": licence, "releases": used, "pairs": pairs[:_MAX_PAIRS_PER_PACKAGE]}
 
 
+def write_manifest(release: list[Path], pairs: list[dict[str, str]], out: Path) -> None:
+    """The data manifest of a stage's release pairs: for every package that gave one, its
+    licence and the sha256 of each release archive a pair came from (from manifest.jsonl
+    beside each pairs.jsonl)."""
+    archives: dict[str, dict[str, str]] = {}
+    licences: dict[str, str] = {}
+    for path in release:
+        for line in (path.parent / "manifest.jsonl").read_text(encoding="utf-8").splitlines():
+            row = json.loads(line)
+            archives[row["spec"]] = {r["version"]: r["sha256"] for r in row["releases"]}
+            licences[row["spec"]] = row["licence"]
+    used: dict[str, dict[str, Any]] = {}
+    for pair in pairs:
+        spec = f"{pair['registry']}:{pair['package']}"
+        entry = used.setdefault(spec, {"licence": licences[spec], "pairs": 0, "releases": {}})
+        entry["pairs"] += 1
+        for version in pair["releases"].split(".."):
+            entry["releases"][version] = archives[spec][version]
+    lines = [json.dumps({"spec": k, **v}, sort_keys=True) for k, v in sorted(used.items())]
+    out.write_text("[\n" + ",\n".join(lines) + "\n]\n", encoding="utf-8")
+
+
 def mix(release: list[Path], replay: Path, out: Path, seed: int) -> int:
     """Release pairs (re-cleaned, deduplicated) and as many replayed doc pairs, shuffled."""
     rows: dict[tuple[str, ...], dict[str, str]] = {}
@@ -310,6 +332,7 @@ def mix(release: list[Path], replay: Path, out: Path, seed: int) -> int:
             if query is not None:
                 key = (pair["registry"], pair["package"], pair["releases"], pair["path"], pair["code"])
                 rows.setdefault(key, {**pair, "query": query})
+    write_manifest(release, list(rows.values()), out.with_suffix(".manifest.json"))
     rng = random.Random(seed)
     docs = replay.read_text(encoding="utf-8").splitlines()
     rng.shuffle(docs)

@@ -82,6 +82,10 @@ def test_mix_recleans_deduplicates_and_replays_as_many_doc_pairs(tmp_path: Path)
         {**row, "code": "def g(): ...", "query": "- Bump deps to the latest versions", "language": "python"},
     ]
     release.write_text("".join(json.dumps(x) + "\n" for x in lines))
+    versions = [{"version": v, "sha256": v * 8} for v in ("1.0.0", "1.0.1")]
+    (tmp_path / "manifest.jsonl").write_text(
+        json.dumps({"spec": "pypi:p", "licence": "MIT", "releases": versions}) + "\n"
+    )
     replay = tmp_path / "docs.jsonl"
     replay.write_text("".join(json.dumps({"query": f"doc {i}", "language": "go"}) + "\n" for i in range(5)))
     out = tmp_path / "stage.jsonl"
@@ -89,3 +93,7 @@ def test_mix_recleans_deduplicates_and_replays_as_many_doc_pairs(tmp_path: Path)
     rows = [json.loads(x) for x in out.read_text().splitlines()]
     assert sorted(r["query"] for r in rows if r["language"] == "python") == ["Fix the header parser"]
     assert len(rows) == 2
+    manifest = json.loads((tmp_path / "stage.manifest.json").read_text())
+    assert manifest == [
+        {"spec": "pypi:p", "licence": "MIT", "pairs": 1, "releases": {"1.0.0": "1.0.0" * 8, "1.0.1": "1.0.1" * 8}}
+    ]
