@@ -55,16 +55,7 @@ sys.path.insert(0, str(ROOT / "server"))
 sys.path.insert(1, str(ROOT / "eval"))
 sys.path.insert(2, str(Path(__file__).resolve().parent))
 
-from fetch import (  # noqa: E402
-    Package,
-    Refused,
-    aliases,
-    check_excluded,
-    check_licence,
-    commit_task_names,
-    eval_names,
-    load_blocklist,
-)
+import fetch  # noqa: E402
 
 from goldenbuild.extract import is_test_path  # noqa: E402
 from ragls.chunking import chunk_file  # noqa: E402
@@ -277,8 +268,8 @@ def mine_package(spec: str) -> dict[str, Any]:
     registry, name = spec.split(":", 1)
     try:
         licence, releases = _releases(registry, name)
-        check_licence(Package(registry, name, licence=licence))
-    except Refused as exc:
+        fetch.check_licence(fetch.Package(registry, name, licence=licence))
+    except fetch.Refused as exc:
         return {"spec": spec, "refused": str(exc)}
     except Exception as exc:
         return {"spec": spec, "refused": f"registry: {type(exc).__name__}: {exc}"[:200]}
@@ -368,12 +359,12 @@ def main(argv: list[str] | None = None) -> int:
     if args.candidates is None or args.blocklist is None:
         raise SystemExit("--candidates and --blocklist are required (or --mix)")
     related = tomllib.loads(args.sources.read_text(encoding="utf-8")).get("related", {})
-    blocklist = load_blocklist(args.blocklist)
+    blocklist = fetch.load_blocklist(args.blocklist)
     # Both splits of the commit task: dev is where choices are made, so it stays unseen too.
     evaluated = (
-        eval_names(args.eval_sources, related)
-        | commit_task_names(args.commits, "held-out")
-        | commit_task_names(args.commits, "dev")
+        fetch.eval_names(args.eval_sources, related)
+        | fetch.commit_task_names(args.commits, "held-out")
+        | fetch.commit_task_names(args.commits, "dev")
     )
     specs = sorted({ln.strip() for ln in args.candidates.read_text().splitlines() if ln.strip() and ":" in ln})
     random.Random(args.seed).shuffle(specs)  # a run stopped early is a random sample
@@ -382,9 +373,9 @@ def main(argv: list[str] | None = None) -> int:
     for spec in specs:
         registry, name = spec.split(":", 1)
         try:
-            check_excluded(Package(registry, name, names=sorted(aliases(name))), blocklist, evaluated)
+            fetch.check_excluded(fetch.Package(registry, name, names=sorted(fetch.aliases(name))), blocklist, evaluated)
             allowed.append(spec)
-        except Refused as exc:
+        except fetch.Refused as exc:
             refused.append({"spec": spec, "why": str(exc)})
     args.out.mkdir(parents=True, exist_ok=True)
     counts: Counter[str] = Counter()
