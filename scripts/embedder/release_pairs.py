@@ -330,7 +330,7 @@ def mix(release: list[Path], replay: Path, out: Path, seed: int) -> int:
     lines = [json.dumps(p, sort_keys=True) for p in rows.values()] + docs[: len(rows)]
     rng.shuffle(lines)
     out.write_text("\n".join(lines) + "\n", encoding="utf-8")
-    languages = Counter(json.loads(ln)["language"] for ln in lines[:])
+    languages = Counter(json.loads(ln)["language"] for ln in lines)
     print(f"{len(rows)} release pairs + {min(len(rows), len(docs))} doc pairs -> {out}; {dict(languages)}")
     return 0
 
