@@ -433,6 +433,14 @@ class Harness {
     await this.page.keyboard.press('Backspace');
     await this.page.keyboard.type(text, { delay: 5 });
     await this.page.keyboard.press('Enter');
+    // The input empties once the chat took the request. If the text is still there, the Enter
+    // went elsewhere (a toast or a suggestion took it): press it once more.
+    const taken = await waitUntil('the chat to take the request', async () => ((await this.chatInputText()) === text ? undefined : true), 10_000).catch(() => false);
+    if (!taken) {
+      log('the request is still in the chat input; pressing Enter again');
+      await this.chatInput().focus();
+      await this.page.keyboard.press('Enter');
+    }
   }
 
   /**
@@ -440,26 +448,50 @@ class Harness {
    * The chat view resolves provider models lazily on a fresh profile: up to two retries.
    */
   async askRag(question: string): Promise<{ messages: { role: number; text: string }[]; last: string }> {
+    await this.dismissToasts();
     for (let attempt = 1; ; attempt++) {
       const before = this.echoRequests().length;
       const picked = await this.selectEchoModel();
       log(`echo model selected in the picker: ${picked}`);
       await this.sendChat(`@rag ${question}`);
-      const got = await waitUntil(
-        'the echo model to be called',
-        async () => {
-          const reqs = this.echoRequests();
-          if (reqs.length > before) return reqs[reqs.length - 1];
-          const text = await this.lastResponseText();
-          if (/Language model unavailable|No language model/i.test(text)) return null;
-          return undefined;
-        },
-        60_000,
-      );
+      let got: { messages: { role: number; text: string }[]; last: string } | null;
+      try {
+        got = await waitUntil(
+          'the echo model to be called',
+          async () => {
+            const reqs = this.echoRequests();
+            if (reqs.length > before) return reqs[reqs.length - 1];
+            const text = await this.lastResponseText();
+            if (/Language model unavailable|No language model/i.test(text)) return null;
+            return undefined;
+          },
+          60_000,
+        );
+      } catch (e) {
+        // For a CI log without pictures: what the chat showed.
+        const input = await this.chatInputText();
+        const last = await this.lastResponseText();
+        throw new Error(`${e instanceof Error ? e.message : e}; chat input: ${JSON.stringify(input.slice(0, 200))}; last response: ${JSON.stringify(last.slice(0, 400))}; status: ${await this.statusLabel()}`);
+      }
       if (got !== null) return got;
       assert(attempt < 3, 'the chat view never had a language model');
       log('chat had no model yet; retrying');
       await sleep(1000);
+    }
+  }
+
+  /** What the chat input holds: its editor's rendered lines, wrapping undone. */
+  async chatInputText(): Promise<string> {
+    const lines = this.page.locator('.interactive-input-part .monaco-editor .view-lines').first();
+    return ((await lines.innerText({ timeout: 2000 }).catch(() => '')) ?? '').replace(/\s+/g, ' ').trim();
+  }
+
+  /** Close the notification toasts: they cover the chat input and its model picker. */
+  async dismissToasts(): Promise<void> {
+    const clear = this.page.locator('.notifications-toasts .notification-toast .codicon-notifications-clear');
+    for (let i = 0; i < 5 && (await clear.count()) > 0; i++) {
+      await clear.first().click({ timeout: 3000 }).catch(() => undefined);
+      await sleep(200);
     }
   }
 
@@ -779,13 +811,7 @@ async function main(): Promise<number> {
       await waitUntil('the status bar to say the server is missing', async () => ((await h.statusLabel()).startsWith('ragls notFound') ? true : undefined), 30_000);
       await page.locator('.notifications-toasts', { hasText: 'ragls.server.path' }).first().waitFor({ state: 'visible', timeout: 10_000 });
       await h.screenshot('server-missing');
-      const before = h.echoRequests().length;
-      await h.selectEchoModel();
-      await h.sendChat('@rag what does this workspace do?');
-      const got = await waitUntil('the echo model to be called', async () => {
-        const reqs = h.echoRequests();
-        return reqs.length > before ? reqs[reqs.length - 1] : undefined;
-      }, 60_000);
+      const got = await h.askRag('what does this workspace do?');
       assert(got.last === 'what does this workspace do?', `prompt should be the bare question, got: ${got.last.slice(0, 200)}`);
       const text = await waitUntil('the answer', async () => {
         const t = await h.lastResponseText();
