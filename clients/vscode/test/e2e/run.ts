@@ -167,6 +167,9 @@ function writeMultiRoot(): string {
   return file;
 }
 
+/** One request the echo model got (a line of $ECHO_LM_OUT): the messages and the last prompt. */
+type EchoRequest = { messages: { role: number; text: string }[]; last: string };
+
 class Harness {
   constructor(readonly options: HarnessOptions = {}) {}
   root = fs.mkdtempSync(path.join(os.tmpdir(), 'ragls-e2e-'));
@@ -447,14 +450,14 @@ class Harness {
    * Send `@rag <question>` with the echo model picked and return the request the model got.
    * The chat view resolves provider models lazily on a fresh profile: up to two retries.
    */
-  async askRag(question: string): Promise<{ messages: { role: number; text: string }[]; last: string }> {
+  async askRag(question: string): Promise<EchoRequest> {
     await this.dismissToasts();
     for (let attempt = 1; ; attempt++) {
       const before = this.echoRequests().length;
       const picked = await this.selectEchoModel();
       log(`echo model selected in the picker: ${picked}`);
       await this.sendChat(`@rag ${question}`);
-      let got: { messages: { role: number; text: string }[]; last: string } | null;
+      let got: EchoRequest | null;
       try {
         got = await waitUntil(
           'the echo model to be called',
@@ -518,13 +521,13 @@ class Harness {
     return found.map((f) => fs.readFileSync(f, 'utf8')).join('\n');
   }
 
-  echoRequests(): { messages: { role: number; text: string }[]; last: string }[] {
+  echoRequests(): EchoRequest[] {
     if (!fs.existsSync(this.echoOut)) return [];
     return fs
       .readFileSync(this.echoOut, 'utf8')
       .split('\n')
       .filter(Boolean)
-      .map((l) => JSON.parse(l) as { messages: { role: number; text: string }[]; last: string });
+      .map((l) => JSON.parse(l) as EchoRequest);
   }
 }
 
