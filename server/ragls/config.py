@@ -10,6 +10,7 @@ ignored for that key, unless the user listed the folder in `trustedFolders`."""
 
 from __future__ import annotations
 
+import copy
 import logging
 import os
 import tomllib
@@ -148,15 +149,15 @@ class IndexingSettings(_Model):
     window_lines: int = Field(default=40, ge=5, le=1000)
     """line window for plain text and oversize pieces"""
     window_overlap: int = Field(default=10, ge=0, le=500)
-    """overlap of text windows"""
+    """overlap of text windows (at most half of `windowLines`)"""
 
 
 class Settings(_Model):
-    include: list[str] = Field(default_factory=list)
+    include: list[str] = Field(default_factory=list, max_length=1000)
     """gitignore-style globs; when non-empty, only matching files are indexed"""
-    exclude: list[str] = Field(default_factory=list)
+    exclude: list[str] = Field(default_factory=list, max_length=1000)
     """extra gitignore-style excludes, on top of `.gitignore`, `.ragignore` and the built-in defaults"""
-    max_file_bytes: int = Field(default=1_000_000, ge=1)
+    max_file_bytes: int = Field(default=1_000_000, ge=1, le=50_000_000)
     """files (and open editor buffers) larger than this are skipped (`too_large`)"""
     cache_dir: str | None = Field(default=None, json_schema_extra=_SENSITIVE)
     """root for indexes and the embedding cache (default `$XDG_CACHE_HOME/ragls`)"""
@@ -254,6 +255,65 @@ def _parse(name: str, layer: Any) -> dict[str, Any]:
         raise SettingsError(describe_validation_error(exc, name)) from exc
 
 
+_BOUNDS = {"greater_than_equal": "ge", "less_than_equal": "le", "too_long": "max_length"}
+
+
+def _parse_untrusted(name: str, layer: Any) -> tuple[dict[str, Any], list[str]]:
+    """A workspace layer is the repository's, not the user's: a value out of range is clamped
+    to the bound and a value that does not validate is dropped, each with a warning, so that a
+    typo (or a hostile value) costs one setting, never the folder's index."""
+    if not isinstance(layer, dict):
+        return {}, []
+    data = copy.deepcopy(layer)
+    warnings: list[str] = []
+    for _ in range(100):  # each round fixes at least one error; the schema has fewer fields
+        try:
+            return Settings.model_validate(data).model_dump(exclude_unset=True), warnings
+        except ValidationError as exc:
+            for e in exc.errors():
+                _repair(data, e, name, warnings)
+    return {}, [*warnings, f"{name}: too many invalid settings; all ignored"]
+
+
+def _repair(data: dict[str, Any], err: Any, source: str, warnings: list[str]) -> None:
+    loc = [p for p in err["loc"] if isinstance(p, str)]
+    # A list element's error (`include.3`) is the list's: its key is the last string.
+    parent: Any = data
+    for key in loc[:-1]:
+        parent = parent.get(key) if isinstance(parent, dict) else None
+    if not loc or not isinstance(parent, dict) or loc[-1] not in parent:
+        return
+    key, dotted = loc[-1], ".".join(loc)
+    bound = _BOUNDS.get(err["type"])
+    limit = (err.get("ctx") or {}).get(bound) if bound else None
+    if bound == "max_length" and isinstance(parent[key], list) and isinstance(limit, int):
+        parent[key] = parent[key][:limit]
+        warnings.append(f"{source}: {dotted} has more than {limit} entries; only the first {limit} are used")
+    elif bound in ("ge", "le") and isinstance(limit, int | float) and isinstance(parent[key], int | float):
+        warnings.append(
+            f"{source}: {dotted} = {parent[key]!r} is {'below the minimum' if bound == 'ge' else 'above the maximum'} "
+            f"{limit}; using {limit}"
+        )
+        parent[key] = limit
+    else:
+        warnings.append(f"{source}: {dotted}: {err['msg']}; ignored, using the default")
+        del parent[key]
+
+
+def _bound_together(s: Settings) -> list[str]:
+    """Bounds between settings, which no single field's range can state: a window overlap of
+    more than half the window would make every window step by a few lines."""
+    ix = s.indexing
+    if ix.window_overlap > ix.window_lines // 2:
+        msg = (
+            f"indexing.windowOverlap = {ix.window_overlap} is more than half of indexing.windowLines "
+            f"({ix.window_lines}); using {ix.window_lines // 2}"
+        )
+        ix.window_overlap = ix.window_lines // 2
+        return [msg]
+    return []
+
+
 def folder_trusted(root: Path, trusted_folders: list[str]) -> bool:
     real = root.resolve()
     for entry in trusted_folders:
@@ -282,8 +342,16 @@ def resolve_settings(root: Path | None, *layers: tuple[str, Any]) -> ResolvedSet
     trusted_layers = [user] + [_parse(name, layer) for name, layer in layers]
     workspace: dict[str, Any] = {}
     ignored: list[str] = []
+    repaired: list[str] = []
     if root is not None:
-        workspace = _parse(WORKSPACE_FILE, _read_toml(root / WORKSPACE_FILE, WORKSPACE_FILE))
+        try:
+            raw = _read_toml(root / WORKSPACE_FILE, WORKSPACE_FILE)
+        except SettingsError as exc:  # a file that does not parse sets nothing
+            raw, repaired = {}, [f"{exc}; ignored"]
+        else:
+            workspace, repaired = _parse_untrusted(WORKSPACE_FILE, raw)
+        if not raw:
+            workspace = {}
         trusted: list[str] = []
         for layer in trusted_layers:
             trusted.extend(layer.get("trusted_folders") or [])
@@ -306,7 +374,14 @@ def resolve_settings(root: Path | None, *layers: tuple[str, Any]) -> ResolvedSet
         if (str(root), tuple(ignored)) not in _warned:
             _warned.add((str(root), tuple(ignored)))
             logging.getLogger("ragls.config").warning("%s", msg)
-    return ResolvedSettings(Settings.model_validate(merged), ignored, warnings)
+    settings = Settings.model_validate(merged)
+    fixed = repaired + _bound_together(settings)
+    for msg in fixed:
+        if (str(root), (msg,)) not in _warned:  # once per process, not on every reload
+            _warned.add((str(root), (msg,)))
+            logging.getLogger("ragls.config").warning("%s", msg)
+    warnings += fixed
+    return ResolvedSettings(settings, ignored, warnings)
 
 
 def load_settings(root: Path | None, *layers: tuple[str, Any]) -> Settings:

@@ -1044,7 +1044,7 @@ class Indexer:
         real_dirs: dict[str, str] = {}
         for rel in rels:
             # A link created after discovery (e.g. by a checkout) must not reach outside the root.
-            if link := link_skip(str(self.root), rel, real_dirs):
+            if link := link_skip(str(self.root), rel, self.rules, real_dirs):
                 self._skip(rel, link)
                 continue
             with self._lock:

@@ -23,6 +23,7 @@ from ragls import lexical, name_rerank
 from ragls.chunking.model import split_humps
 from ragls.config import RetrievalSettings
 from ragls.context import ContextChunk, format_context
+from ragls.gitignore import BACKEND
 from ragls.embedding import Embedder
 from ragls.embedding.cache import EmbeddingCache
 from ragls.git_history import FileRanker
@@ -213,8 +214,9 @@ def compile_globs(globs: list[str]) -> pathspec.PathSpec:
         if g.startswith("/") or re.match(r"^[A-Za-z]:[\\/]", g) or ".." in g.replace("\\", "/").split("/"):
             raise QueryError(f"paths: {g!r} must be a workspace-relative glob without '..'")
     try:
-        return pathspec.PathSpec.from_lines("gitignore", globs)
-    except Exception as exc:  # pathspec raises several types for malformed patterns
+        # re2: a glob from a client or agent is untrusted, and must match in linear time.
+        return pathspec.PathSpec.from_lines("gitignore", globs, backend=BACKEND)
+    except Exception as exc:  # pathspec and re2 raise several types for malformed patterns
         raise QueryError(f"paths: invalid glob: {exc}") from exc
 
 

@@ -15,10 +15,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import pathspec
-
 from ragls.config import Settings
-from ragls.gitignore import PatternSet
+from ragls.gitignore import PatternSet, compile_spec
 from ragls.languages import language_of
 from ragls.secrets import is_secret_file
 
@@ -126,9 +124,9 @@ class IgnoreRules:
         top_lines: list[str] = []
         info_exclude = root / ".git" / "info" / "exclude"
         top_lines += _read_lines(info_exclude)
-        self._top = PatternSet(top_lines)
-        self._user = PatternSet(settings.exclude)
-        self._include = pathspec.GitIgnoreSpec.from_lines(settings.include) if settings.include else None
+        self._top = PatternSet(top_lines, ".git/info/exclude")
+        self._user = PatternSet(settings.exclude, "exclude")
+        self._include = compile_spec(settings.include, "include") if settings.include else None
         self._dir_specs: dict[str, PatternSet | None] = {}
 
     def invalidate(self) -> None:
@@ -138,7 +136,7 @@ class IgnoreRules:
         if rel_dir not in self._dir_specs:
             d = os.path.join(self.root, rel_dir)
             lines = _read_lines(os.path.join(d, ".gitignore")) + _read_lines(os.path.join(d, ".ragignore"))
-            self._dir_specs[rel_dir] = PatternSet(lines) if lines else None
+            self._dir_specs[rel_dir] = PatternSet(lines, f"{rel_dir or '.'}/.gitignore") if lines else None
         return self._dir_specs[rel_dir]
 
     def listed(self, rel_dir: str, names: set[str]) -> None:
@@ -184,10 +182,14 @@ class IgnoreRules:
 _IGNORE_FILES = frozenset((".gitignore", ".ragignore"))
 
 
+# An ignore file is untrusted: read a bounded prefix (real ones are a few KB).
+_MAX_IGNORE_FILE_BYTES = 1 << 20
+
+
 def _read_lines(p: Path | str) -> list[str]:
     try:
         with open(p, encoding="utf-8", errors="replace") as fh:
-            return fh.read().splitlines()
+            return fh.read(_MAX_IGNORE_FILE_BYTES).splitlines()
     except OSError:
         return []
 
@@ -227,11 +229,28 @@ def _inside(real_root: str, target: str) -> bool:
     return target == real_root or target.startswith(real_root + os.sep)
 
 
-def link_skip(real_root: str, rel: str, real_dirs: dict[str, str] | None = None) -> str | None:
+def target_skip(real_root: str, target: str, rules: IgnoreRules) -> str | None:
+    """Why a link inside the root must not be read, decided on what it resolves to (`target`,
+    a real path inside `real_root`), never on its own name: `docs/setup.md -> ../.env` is a
+    secret file, `public.txt -> private/keys.txt` an ignored one, `cfg.txt -> .git/config`
+    git's own state (remote URLs with tokens)."""
+    rel = os.path.relpath(target, real_root).replace(os.sep, "/")
+    if ".git" in rel.split("/"):
+        return "link_to_git"
+    if is_secret_file(rel):
+        return "link_to_secret"
+    if rules.ignored_with_parents(rel):
+        return "link_to_ignored"
+    return None
+
+
+def link_skip(real_root: str, rel: str, rules: IgnoreRules, real_dirs: dict[str, str] | None = None) -> str | None:
     """Discovery's link rules for a single path that arrives later (watcher, open buffer):
     'outside_workspace' when it resolves outside the root, 'symlink_dir' when a directory on
-    its way is a link (discovery never walks into one), None when it is an ordinary path.
-    `real_dirs` caches resolved directories over one batch of paths (most share their folder)."""
+    its way is a link (discovery never walks into one), a `link_to_*` reason when its target
+    is git state, secret or ignored (`target_skip`), None when it is an ordinary path or a link
+    to an indexable file. `real_dirs` caches resolved directories over one batch of paths (most
+    share their folder)."""
     full = os.path.join(real_root, rel)
     parent = os.path.dirname(full)
     real_parent = real_dirs.get(parent) if real_dirs is not None else None
@@ -243,7 +262,10 @@ def link_skip(real_root: str, rel: str, real_dirs: dict[str, str] | None = None)
         return "symlink_dir" if _inside(real_root, real_parent) else "outside_workspace"
     if not os.path.islink(full):
         return None  # an ordinary file in an ordinary folder of the root
-    return None if _inside(real_root, os.path.realpath(full)) else "outside_workspace"
+    target = os.path.realpath(full)
+    if not _inside(real_root, target):
+        return "outside_workspace"
+    return target_skip(real_root, target, rules) or ("symlink_dir" if os.path.isdir(target) else None)
 
 
 def _walk(root: Path, rules: IgnoreRules, skipped: Counter[str]) -> Iterator[tuple[str, str, os.stat_result]]:
@@ -274,6 +296,9 @@ def _walk(root: Path, rules: IgnoreRules, skipped: Counter[str]) -> Iterator[tup
                     # (that is how symlink loops start).
                     if not _inside(real_root, target):
                         skipped["outside_workspace"] += 1
+                        continue
+                    if why := target_skip(real_root, target, rules):
+                        skipped[why] += 1
                         continue
                     if os.path.isdir(target):
                         skipped["symlink_dir"] += 1

@@ -98,3 +98,18 @@ def test_bad_user_config_names_the_file(ws: Path, tmp_path: Path) -> None:
     user.write_text("[retrieval]\ntopK = 0\n")
     with pytest.raises(SettingsError, match=r"config\.toml"):
         resolve_settings(ws)
+
+
+def test_a_window_overlap_over_half_the_window_is_clamped(ws: Path) -> None:
+    (ws / ".ragls.toml").write_text("[indexing]\nwindowLines = 100\nwindowOverlap = 80\nmaxChunkChars = 10\n")
+    r = resolve_settings(ws)
+    assert r.settings.indexing.window_overlap == 50 and r.settings.indexing.max_chunk_chars == 200
+    assert any("windowOverlap = 80 is more than half" in w for w in r.warnings)
+    assert any("maxChunkChars = 10 is below the minimum 200; using 200" in w for w in r.warnings)
+
+
+def test_an_unreadable_workspace_file_sets_nothing_and_says_so(ws: Path) -> None:
+    (ws / ".ragls.toml").write_text("[[[ not toml")
+    r = resolve_settings(ws)
+    assert r.settings.indexing.window_lines == 40
+    assert any("cannot read .ragls.toml" in w for w in r.warnings)

@@ -97,15 +97,46 @@ def test_paths_that_arrive_later_follow_the_same_link_rules(tmp_path: Path) -> N
     os.symlink(outside, ws / "out_dir")
     os.symlink(ws / "src", ws / "in_dir")
     root = os.path.realpath(ws)
+    rules = IgnoreRules(Path(root), Settings())
     cache: dict[str, str] = {}
     for real_dirs in (None, cache, cache):  # the same answers with a batch's directory cache, twice
-        assert link_skip(root, "src/a.py", real_dirs) is None
-        assert link_skip(root, "src/b.py", real_dirs) is None
-        assert link_skip(root, "src/link_in.py", real_dirs) is None
-        assert link_skip(root, "src/link_out.py", real_dirs) == "outside_workspace"
-        assert link_skip(root, "out_dir/secret_plans.py", real_dirs) == "outside_workspace"
-        assert link_skip(root, "in_dir/a.py", real_dirs) == "symlink_dir"
+        assert link_skip(root, "src/a.py", rules, real_dirs) is None
+        assert link_skip(root, "src/b.py", rules, real_dirs) is None
+        assert link_skip(root, "src/link_in.py", rules, real_dirs) is None
+        assert link_skip(root, "src/link_out.py", rules, real_dirs) == "outside_workspace"
+        assert link_skip(root, "out_dir/secret_plans.py", rules, real_dirs) == "outside_workspace"
+        assert link_skip(root, "in_dir/a.py", rules, real_dirs) == "symlink_dir"
     assert os.path.join(root, "src") in cache
+
+
+def test_links_are_judged_by_their_target_not_their_name(tmp_path: Path) -> None:
+    """A committed link `docs/local-setup.md -> ../.env` must not read the user's `.env`; the
+    same for links to ignored files and to git's own state, at discovery and later."""
+    ws = tmp_path / "ws"
+    _write(ws, ".gitignore", "private/\n")
+    _write(ws, ".env", "DATABASE_URL=postgres://app:hunter2@db/app\n")
+    _write(ws, "private/keys.txt", "key\n")
+    _write(ws, ".git/config", "[remote]\n")
+    _write(ws, "src/real.py", "x = 1\n")
+    (ws / "docs").mkdir()
+    links = {
+        "docs/local-setup.md": ("../.env", "link_to_secret"),
+        "public.txt": ("private/keys.txt", "link_to_ignored"),
+        "gitcfg.txt": (".git/config", "link_to_git"),
+        "gitdir": (".git", "link_to_git"),
+        "docs/alias.py": ("../src/real.py", None),
+    }
+    for name, (target, _) in links.items():
+        os.symlink(target, ws / name)
+    d = discover(ws, Settings())
+    indexed = {f.rel for f in d.files}
+    assert indexed == {"src/real.py", "docs/alias.py"}
+    assert d.skipped["link_to_secret"] == 1 and d.skipped["link_to_ignored"] == 1
+    assert d.skipped["link_to_git"] == 2
+    root = os.path.realpath(ws)
+    rules = IgnoreRules(Path(root), Settings())
+    for name, (_, why) in links.items():
+        assert link_skip(root, name, rules) == why, name
 
 
 def test_ignore_rules_for_watcher_paths(tmp_path: Path) -> None:
