@@ -1,14 +1,14 @@
 """The `<rag_context>` block: whole chunks, best first, within a character budget, with
-file content neutralised so it can never close or fake a block."""
+file content neutralised and names escaped (escaping.py) so no file can close or fake a block."""
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
-from html import escape
 
-_TAG = re.compile(r"<(\s*/?\s*)(rag_context|code_context)", re.IGNORECASE)
-_ZWSP = "\u200b"
+from ragls.escaping import attr, neutralise
+
+__all__ = ["CLOSE", "OPEN", "ContextChunk", "block", "format_context", "neutralise"]
+
 OPEN = "<rag_context>\n"
 CLOSE = "</rag_context>"
 
@@ -22,15 +22,10 @@ class ContextChunk:
     content: str
 
 
-def neutralise(text: str) -> str:
-    """`</code_context>` in a file becomes `<\u200b/code_context>`: visible, but inert."""
-    return _TAG.sub(lambda m: "<" + _ZWSP + m.group(1) + m.group(2), text)
-
-
 def block(c: ContextChunk) -> str:
-    attrs = f'file="{escape(c.path, quote=True)}" lines="{c.start_line}-{c.end_line}"'
+    attrs = f'file="{attr(c.path)}" lines="{c.start_line}-{c.end_line}"'
     if c.symbol:
-        attrs += f' symbol="{escape(c.symbol, quote=True)}"'
+        attrs += f' symbol="{attr(c.symbol)}"'
     body = neutralise(c.content)
     if not body.endswith("\n"):
         body += "\n"

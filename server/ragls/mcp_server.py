@@ -29,6 +29,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from ragls import __version__
 from ragls.config import SettingsError, load_settings
+from ragls.escaping import label
 from ragls.foreground import FOREGROUND
 from ragls.owner import error_message
 from ragls.protocol import ChunkOut, IndexStatus, NonBlank, RetrieveParams, RetrieveResultOut, SymbolParams
@@ -253,18 +254,19 @@ TOOLS: list[types.Tool] = [
 
 
 def status_text(st: IndexStatus, role: str | None) -> str:
-    """The status in words a model can act on."""
-    skipped = ", ".join(f"{k} {v}" for k, v in sorted(st.skipped_by_reason.items())) or "none"
-    lines = [f"Index of {st.workspace}: {st.state} (phase {st.phase})."]
+    """The status in words a model can act on. Every value that a workspace can influence
+    (paths, messages, warnings, settings) is a `label`: one line, no tag it could forge."""
+    skipped = ", ".join(f"{label(k)} {v}" for k, v in sorted(st.skipped_by_reason.items())) or "none"
+    lines = [f"Index of {label(st.workspace)}: {label(st.state)} (phase {label(st.phase)})."]
     lines.append(
         f"Files: {st.files_indexed} fully indexed of {st.files_total}, {st.files_failed} failed, "
         f"{st.files_skipped} skipped ({skipped}). Chunks: {st.chunks}. Keyword index: "
         f"{st.lexical.done}/{st.lexical.total} files; semantic (embeddings): {st.dense.done}/{st.dense.total} files."
     )
     lines.append(
-        f"Embedder: {st.embedder.provider} {st.embedder.model} ({st.embedder.dimension}-d). "
-        f"Store: {st.store.kind} at {st.store.location or '(not open yet)'}. "
-        f"Last indexed: {st.last_indexed_at or 'not yet'}."
+        f"Embedder: {label(st.embedder.provider)} {label(st.embedder.model)} ({st.embedder.dimension}-d). "
+        f"Store: {label(st.store.kind)} at {label(st.store.location or '(not open yet)')}. "
+        f"Last indexed: {label(st.last_indexed_at or 'not yet')}."
     )
     if role == CLIENT:
         lines.append("This index is shared: another ragls process on this folder (an editor or agent) serves it.")
@@ -276,30 +278,40 @@ def status_text(st: IndexStatus, role: str | None) -> str:
             "embeddings finish. Call index_status again to follow progress."
         )
     elif st.state == "error":
-        lines.append(f"Problem: {st.message or 'unknown error'}. Tell the user; reindex may help once it is fixed.")
+        lines.append(
+            f"Problem: {label(st.message or 'unknown error')}. Tell the user; reindex may help once it is fixed."
+        )
     else:
         lines.append("What to do: nothing; the index is complete and follows file edits automatically.")
     if st.message and st.state != "error":
-        lines.append(f"Note: {st.message}")
+        lines.append(f"Note: {label(st.message)}")
     for w in getattr(st, "warnings", None) or []:
-        lines.append(f"Warning: {w}")
+        lines.append(f"Warning: {label(w)}")
     if st.errors:
-        lines.append("Recent errors: " + "; ".join(f"{e.path or '(index)'}: {e.message}" for e in st.errors[-5:]))
+        lines.append(
+            "Recent errors: " + "; ".join(f"{label(e.path or '(index)')}: {label(e.message)}" for e in st.errors[-5:])
+        )
     return "\n".join(lines)
 
 
+def _subject(subject: str) -> str:
+    """The caller's query, quoted on one line (it may quote a hostile file)."""
+    return repr(label(subject))
+
+
 def result_text(kind: str, subject: str, res: CodeResult) -> str:
-    head = [f"Warning: {w}" for w in res.warnings]
+    head = [f"Warning: {label(w)}" for w in res.warnings]
     if not res.chunks:
-        return "\n".join([*head, f"No {kind} found for {subject!r}."])
+        return "\n".join([*head, f"No {kind} found for {_subject(subject)}."])
     listing = [
-        f"{i}. {c.path}:{c.range.start.line + 1}-{c.range.end.line}"
-        + (f" {c.symbol}" if c.symbol else "")
-        + f" ({c.kind}, {c.language})"
+        f"{i}. {label(c.path)}:{c.range.start.line + 1}-{c.range.end.line}"
+        + (f" {label(c.symbol)}" if c.symbol else "")
+        + f" ({label(c.kind)}, {label(c.language)})"
         for i, c in enumerate(res.chunks, 1)
     ]
+    # `context` is format_context's block, escaped where it was made (context.py).
     body = res.context or "(the chunks are larger than max_chars; raise it to see their code)"
-    return "\n".join([*head, f"{len(res.chunks)} {kind} for {subject!r}:", *listing, "", body])
+    return "\n".join([*head, f"{len(res.chunks)} {kind} for {_subject(subject)}:", *listing, "", body])
 
 
 # Chunks searched per file asked for: several chunks of one file, and demoted tests, fill the
@@ -323,20 +335,22 @@ def files_of(chunks: list[ChunkOut], top_k: int) -> list[FileHit]:
 
 
 def files_text(subject: str, res: FilesResult) -> str:
-    head = [f"Warning: {w}" for w in res.warnings]
+    head = [f"Warning: {label(w)}" for w in res.warnings]
     if not res.files:
-        return "\n".join([*head, f"No files found for {subject!r}."])
-    lines = [f"{len(res.files)} files for {subject!r}, most likely first:"]
+        return "\n".join([*head, f"No files found for {_subject(subject)}."])
+    lines = [f"{len(res.files)} files for {_subject(subject)}, most likely first:"]
     for i, f in enumerate(res.files, 1):
         places = ", ".join(
-            f"{c.range.start.line + 1}-{c.range.end.line}" + (f" {c.symbol}" if c.symbol else "") for c in f.places
+            f"{c.range.start.line + 1}-{c.range.end.line}" + (f" {label(c.symbol)}" if c.symbol else "")
+            for c in f.places
         )
-        lines.append(f"{i}. {f.path} ({places})")
+        lines.append(f"{i}. {label(f.path)} ({places})")
     return "\n".join([*head, *lines])
 
 
 def _tool_error(message: str) -> types.CallToolResult:
-    return types.CallToolResult(content=[types.TextContent(type="text", text=message)], is_error=True)
+    # Errors quote paths, settings and exception text: one line, like every other label.
+    return types.CallToolResult(content=[types.TextContent(type="text", text=label(message))], is_error=True)
 
 
 def _warnings(st: IndexStatus) -> list[str]:

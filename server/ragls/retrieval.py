@@ -23,10 +23,10 @@ from ragls import lexical, name_rerank
 from ragls.chunking.model import split_humps
 from ragls.config import RetrievalSettings
 from ragls.context import ContextChunk, format_context
-from ragls.gitignore import BACKEND
 from ragls.embedding import Embedder
 from ragls.embedding.cache import EmbeddingCache
 from ragls.git_history import FileRanker
+from ragls.gitignore import BACKEND
 from ragls.languages import is_code
 from ragls.protocol import ChunkOut, Position, Range, RetrieveResultOut
 from ragls.store import SearchRequest, Store, StoredHit
