@@ -30,13 +30,15 @@ def workspace(tmp_path: Path) -> Path:
 def cache_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """Shared by a test session: each workspace gets its own index (its path differs), but
     the embedding cache is shared, so the fixture is embedded once, not once per test."""
-    return tmp_path_factory.mktemp("ragls-cache")
+    d = tmp_path_factory.mktemp("ragls-cache")
+    d.chmod(0o700)  # as ragls makes its cache: a looser one is fixed with a status warning
+    return d
 
 
 @pytest.fixture
 def fresh_cache(tmp_path: Path) -> Path:
     d = tmp_path / "fresh-cache"
-    d.mkdir()
+    d.mkdir(mode=0o700)
     return d
 
 

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ragls import __version__
+from ragls.escaping import label
 
 # Settings, the protocol models and everything below them load on first use: the bare `ragls`
 # (the language server) must answer `initialize` before pydantic and the pipeline are imported.
@@ -28,7 +29,7 @@ def _resolve(root: Path) -> ResolvedSettings:
     try:
         return resolve_settings(root)
     except SettingsError as exc:
-        raise SystemExit(f"ragls: {exc}") from exc
+        raise SystemExit(f"ragls: {label(str(exc))}") from exc
 
 
 def _settings(root: Path) -> Settings:
@@ -38,7 +39,7 @@ def _settings(root: Path) -> Settings:
 def _root(arg: str) -> Path:
     root = Path(arg).expanduser().resolve()
     if not root.is_dir():
-        raise SystemExit(f"ragls: {arg} is not a directory")
+        raise SystemExit(f"ragls: {label(arg)} is not a directory")
     return root
 
 
@@ -46,6 +47,7 @@ def _index(root: Path, settings: Settings | ResolvedSettings, quiet: bool = Fals
     """The folder's index, owned by this process or by the ragls process that owns it (an
     editor, an agent's `ragls mcp`), once it is up to date."""
     from ragls.config import ResolvedSettings
+    from ragls.private import secure_cache
     from ragls.shared_index import SharedIndex
     from ragls.status import progress_message
 
@@ -53,7 +55,7 @@ def _index(root: Path, settings: Settings | ResolvedSettings, quiet: bool = Fals
     if isinstance(settings, ResolvedSettings):
         settings, warnings = settings.settings, settings.warnings
     index = SharedIndex(root, settings)
-    index.settings_warnings = warnings
+    index.settings_warnings = [*warnings, *secure_cache(settings, root)]
     index.open()
     t0 = time.monotonic()
     tty = sys.stderr.isatty()
@@ -78,7 +80,7 @@ def _index(root: Path, settings: Settings | ResolvedSettings, quiet: bool = Fals
     # index that could not open at all ends here.
     if s.state == "error" and s.phase == "error" and index.role != "client":
         index.close()
-        raise SystemExit(f"ragls: {s.message}")
+        raise SystemExit(f"ragls: {label(s.message or s.state)}")
     return index
 
 
@@ -107,7 +109,7 @@ def cmd_index(a: argparse.Namespace) -> int:
     _print_json(st)
     print(f"ragls: indexed in {time.monotonic() - t0:.2f}s (served by {index.role})", file=sys.stderr)
     if st.state != "ready":
-        print(f"ragls: index is not ready: {st.message or st.state}", file=sys.stderr)
+        print(f"ragls: index is not ready: {label(st.message or st.state)}", file=sys.stderr)
         return 1
     if st.files_failed:
         print(f"ragls: {st.files_failed} files failed (see errors)", file=sys.stderr)
@@ -135,17 +137,19 @@ def cmd_search(a: argparse.Namespace) -> int:
         }
         p = RetrieveParams(query=a.query, **{k: v for k, v in given.items() if v})
         res = index.retrieve(p)
-    except (QueryError, ValidationError) as exc:
+    except (QueryError, ValidationError) as exc:  # the user's own arguments: shown as pydantic wrote them
         raise SystemExit(f"ragls: {exc}") from exc
     finally:
         index.close()
     if a.json:
         _print_json(res)
         return 0 if res.error is None else 1
+    # Warnings and errors quote paths and settings of the workspace: one line each (escaping.py).
+    # The context block was escaped where it was made (context.py); --json prints data as it is.
     for w in res.warnings:
-        print(f"ragls: warning: {w}", file=sys.stderr)
+        print(f"ragls: warning: {label(w)}", file=sys.stderr)
     if res.error:
-        raise SystemExit(f"ragls: {res.error}")
+        raise SystemExit(f"ragls: {label(res.error)}")
     print(res.context or "(nothing relevant found)")
     return 0
 
@@ -240,7 +244,9 @@ def _exclusive(root: Path, settings: Settings) -> Iterator[None]:
         yield
         return
     if not lock.try_acquire():
-        raise SystemExit(f"ragls: a ragls process is using the index of {root}; close it (editor, agent) first")
+        raise SystemExit(
+            f"ragls: a ragls process is using the index of {label(str(root))}; close it (editor, agent) first"
+        )
     try:
         yield
     finally:
@@ -271,16 +277,16 @@ def _clear(root: Path, settings: Settings) -> int:
         try:
             store = RemoteStore(root, settings, model_id, dim)
             store.drop()
-            print(f"dropped the server collection for {root}")
+            print(f"dropped the server collection for {label(str(root))}")
         except StoreError as exc:
-            raise SystemExit(f"ragls: {exc}") from exc
+            raise SystemExit(f"ragls: {label(str(exc))}") from exc
     base = Path(settings.qdrant.path).expanduser() if settings.qdrant.path else cache_root(settings) / "index"
     target = base / workspace_id(root)
     if target.exists():
         shutil.rmtree(target)
-        print(f"removed {target}")
+        print(f"removed {label(str(target))}")
     else:
-        print(f"nothing to remove at {target}")
+        print(f"nothing to remove at {label(str(target))}")
     return 0
 
 
@@ -294,7 +300,7 @@ def cmd_check(a: argparse.Namespace) -> int:
         with _exclusive(root, settings):
             rep = check_index(root, settings)
     except StoreError as exc:
-        raise SystemExit(f"ragls: {exc}") from exc
+        raise SystemExit(f"ragls: {label(str(exc))}") from exc
     print(json.dumps(rep.as_dict(), indent=2))
     return 0 if rep.consistent else 1
 
@@ -313,8 +319,12 @@ def cmd_schema(a: argparse.Namespace) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     from ragls import memory
+    from ragls.private import restrict_umask
 
     memory.limit_arenas()  # before any thread exists (ragls/memory.py)
+    # The cache holds the code's text: everything this process and its workers create (the
+    # Rust store's files included) is its user's only. Process-wide, so before any thread.
+    restrict_umask()
     parser = argparse.ArgumentParser(prog="ragls", description="Code-retrieval language server.")
     parser.add_argument("--version", action="version", version=f"ragls {__version__}")
     parser.add_argument("-v", "--verbose", action="store_true", help="debug logging on stderr")

@@ -21,7 +21,9 @@ import socketserver
 import stat
 import struct
 import sys
+import tempfile
 import threading
+import time
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from concurrent.futures import wait as futures_wait
@@ -32,6 +34,7 @@ from typing import Any
 from pydantic import BaseModel, ValidationError
 
 from ragls.config import Settings, cache_root
+from ragls.private import private_dirs, secure_cache
 from ragls.store import workspace_id
 
 try:
@@ -76,7 +79,7 @@ class Rendezvous:
 
 def _private_dir(path: Path) -> Path:
     """Create (or check) a directory only this user can enter: 0700, ours, not a symlink."""
-    path.mkdir(mode=0o700, parents=True, exist_ok=True)
+    private_dirs(path)
     st = os.lstat(path)
     if not stat.S_ISDIR(st.st_mode) or st.st_uid != os.getuid():
         raise PermissionError(f"{path} is not a directory owned by this user")
@@ -85,21 +88,110 @@ def _private_dir(path: Path) -> Path:
     return path
 
 
+# "/" + the socket's name in the short directory: 24 hex digits + ".sock".
+_SOCK_NAME = 30
+# The short folders' prefix, and what tempfile.mkdtemp adds to its base: "/" + it + 8 random
+# characters.
+_SHORT_PREFIX = "ragls-sock-"
+_MKDTEMP_NAME = 1 + len(_SHORT_PREFIX) + 8
+# An empty short folder untouched this long belongs to no running owner (binding or removing a
+# socket touches it): pruned when a new one is made, so caches made and dropped (test runs) do
+# not leave one empty folder each in /tmp for good.
+_STALE_S = 24 * 3600
+
+
+def _safe_base(base: Path) -> bool:
+    """A folder where no other user can remove or replace what we create: ours and not
+    writable by others, or root's and sticky (/tmp)."""
+    try:
+        st = os.stat(base)
+    except OSError:
+        return False
+    if not stat.S_ISDIR(st.st_mode) or st.st_uid not in (0, os.getuid()):
+        return False
+    return not st.st_mode & 0o022 or bool(st.st_mode & stat.S_ISVTX)
+
+
+def _usable_short(path: Path) -> bool:
+    """Ours, a real directory (no link), 0700, in a safe folder, and short enough."""
+    if not path.is_absolute() or len(os.fsencode(path)) + _SOCK_NAME > _SUN_PATH_MAX:
+        return False
+    try:
+        st = os.lstat(path)
+    except OSError:
+        return False
+    ours = stat.S_ISDIR(st.st_mode) and st.st_uid == os.getuid() and not st.st_mode & 0o077
+    return ours and _safe_base(path.parent)
+
+
+def _prune_short_dirs(base: Path) -> None:
+    now = time.time()
+    for d in base.glob(f"{_SHORT_PREFIX}*"):
+        try:
+            st = os.lstat(d)
+            if stat.S_ISDIR(st.st_mode) and st.st_uid == os.getuid() and now - st.st_mtime > _STALE_S:
+                d.rmdir()  # only when empty
+        except OSError:
+            continue
+
+
+def _short_dir(run: Path) -> Path:
+    """A short private folder for the owner sockets of a cache whose own path is too long.
+
+    It is made by mkdtemp (an unpredictable name, created 0700 in one step, so no other user
+    can make it first: a fixed `/tmp/ragls-<uid>` could be, which turned sharing off) and its
+    path is recorded in `run/short-dir`, where every ragls process of this cache finds it, even
+    one whose environment differs (XDG_RUNTIME_DIR is set in a desktop session, not over ssh).
+    A record that names a folder gone (a reboot emptied /tmp) or not private is replaced."""
+    assert fcntl is not None  # rendezvous() refused already
+    record = run / "short-dir"
+    fd = os.open(run / "short-dir.lock", os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)  # one process makes the folder; the others read it
+        try:
+            recorded: Path | None = Path(record.read_text(encoding="utf-8").strip())
+        except (OSError, UnicodeDecodeError, ValueError):
+            recorded = None
+        if recorded is not None and _usable_short(recorded):
+            return recorded
+        bases = [os.environ.get("XDG_RUNTIME_DIR") or "", tempfile.gettempdir(), "/tmp"]
+        for base in dict.fromkeys(Path(b) for b in bases if b):
+            if len(os.fsencode(base)) + _MKDTEMP_NAME + _SOCK_NAME > _SUN_PATH_MAX or not _safe_base(base):
+                continue
+            _prune_short_dirs(base)
+            try:
+                made = Path(tempfile.mkdtemp(prefix=_SHORT_PREFIX, dir=base))
+            except OSError:
+                continue
+            tmp = run / f"short-dir.{os.getpid()}.tmp"
+            wfd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+            with os.fdopen(wfd, "w", encoding="utf-8") as f:
+                f.write(f"{made}\n")
+            os.replace(tmp, record)
+            if recorded is not None:
+                log.info("owner sockets: %s is gone or not private; using %s", recorded, made)
+            return made
+        raise OSError("no private folder with a path short enough for the owner socket")
+    finally:
+        os.close(fd)  # closing drops the flock
+
+
 def rendezvous(root: Path, settings: Settings) -> Rendezvous:
     """Where a folder's owner lock and socket live: `<cache>/run/<workspace-id>.{lock,sock}`.
 
-    A socket path longer than sun_path allows (deep cache directories) moves to
-    `$XDG_RUNTIME_DIR/ragls` (or `/tmp/ragls-<uid>`) under a hash of the long path. Raises
+    A socket path longer than sun_path allows (deep cache directories) moves to a short private
+    folder recorded in the cache (`_short_dir`), under a hash of the workspace id. Raises
     OSError where processes cannot share (no flock or unix sockets)."""
     if fcntl is None or not hasattr(socket, "AF_UNIX"):
         raise OSError("sharing an index between processes needs flock and unix sockets")
+    # Every face passes here before it opens an index: a cache left readable by others is
+    # closed up (logged; the LSP and CLI faces did so already, keeping the warning for the status).
+    secure_cache(settings, root)
     run = _private_dir(cache_root(settings) / "run")
     wsid = workspace_id(root)
     sock = run / f"{wsid}.sock"
     if len(os.fsencode(sock)) > _SUN_PATH_MAX:
-        base = os.environ.get("XDG_RUNTIME_DIR")
-        short = _private_dir(Path(base) / "ragls" if base else Path(f"/tmp/ragls-{os.getuid()}"))
-        sock = short / f"{hashlib.sha1(os.fsencode(sock)).hexdigest()[:24]}.sock"
+        sock = _short_dir(run) / f"{hashlib.sha1(wsid.encode()).hexdigest()[:24]}.sock"
     return Rendezvous(run / f"{wsid}.lock", sock)
 
 

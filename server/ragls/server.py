@@ -32,6 +32,7 @@ if TYPE_CHECKING:
 
     from ragls.config import Settings
     from ragls.protocol import IndexStatus, RetrieveParams, RetrieveResultOut
+    from ragls.stdio import FramingError
 
 log = logging.getLogger("ragls")
 
@@ -155,19 +156,26 @@ class RaglsServer(LanguageServer):
 
     def start_io(self, stdin: Any = None, stdout: Any = None) -> None:
         """pygls's stdio server, except that a pipe on stdin is read by the event loop instead of
-        a thread hop per line (ragls/stdio.py): requests answered while the indexer is busy
-        do not queue for the GIL before their handler starts."""
-        from pygls.io_ import StdinAsyncReader, StdoutWriter, run_async
+        a thread hop per line, and the framing is ours (ragls/stdio.py): requests answered while
+        the indexer is busy do not queue for the GIL before their handler starts, and a
+        malformed Content-Length gets a parse error instead of a stream that stops answering."""
+        from pygls.io_ import StdoutWriter
 
-        from ragls.stdio import loop_reader
+        from ragls import stdio
 
         stdin = stdin or sys.stdin.buffer
         self._stop_event = threading.Event()
         self.protocol.set_writer(StdoutWriter(stdout or sys.stdout.buffer))
 
         async def main() -> None:
-            reader = await loop_reader(stdin) or StdinAsyncReader(stdin, self.thread_pool)
-            await run_async(self._stop_event, reader, self.protocol, log, self.report_server_error)
+            source = await stdio.loop_reader(stdin) or stdio.ThreadReader(stdin, self.thread_pool)
+            await stdio.run(
+                self._stop_event,
+                source,
+                self.protocol,
+                self.report_framing_error,
+                lambda exc: self.report_server_error(exc, JsonRpcException),
+            )
 
         try:
             asyncio.run(main())
@@ -192,14 +200,21 @@ class RaglsServer(LanguageServer):
 
         return Settings()
 
+    def send_parse_error(self, message: str, rid: int | str | None = None) -> None:
+        # As a plain dict through pygls's own writer (framed, never interleaved with another
+        # message): pygls's response models drop a None id, and JSON-RPC wants `"id": null`.
+        error = {"code": JsonRpcParseError.CODE, "message": message}
+        self.protocol._send_data({"jsonrpc": "2.0", "id": rid, "error": error})
+
+    def report_framing_error(self, error: FramingError) -> None:
+        self.send_parse_error(error.message, error.id)
+
     def report_server_error(self, error: Exception, source: Any) -> None:
         # Unreadable input (malformed or absurdly deep JSON) gets a JSON-RPC parse error, not
         # an "Error in server" pop-up in the user's editor.
         log.warning("could not handle a message: %s", error)
         if isinstance(error, RecursionError | ValueError):
-            self.protocol._send_response(
-                None, None, JsonRpcParseError(f"cannot parse message: {error}").to_response_error()
-            )  # type: ignore[arg-type]
+            self.send_parse_error(f"cannot parse message: {error}")
 
     # -- lifecycle ---------------------------------------------------------------------------
     async def start_indexing(self) -> None:
@@ -238,6 +253,12 @@ class RaglsServer(LanguageServer):
             if service is not None and service.indexer.ready.is_set():
                 loop.call_soon_threadsafe(ready.set)
 
+        from ragls.private import secure_cache
+
+        # A cache left readable by others (an older ragls, made by hand) is closed up first;
+        # the warning stays in this folder's status.
+        if fixed := await asyncio.to_thread(secure_cache, f.settings, f.path):
+            f.warnings = [*f.warnings, *fixed]
         index = SharedIndex(f.path, f.settings, on_change=changed)
         index.settings_error = f.settings_error
         index.settings_warnings = f.warnings

@@ -5,7 +5,10 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import socket
+import stat
+import tempfile
 import threading
 import time
 from pathlib import Path
@@ -73,12 +76,91 @@ def test_rendezvous_is_private_and_the_lock_is_exclusive(tmp_path: Path) -> None
     second.release()
 
 
-def test_long_cache_paths_move_the_socket_to_a_short_private_dir(tmp_path: Path) -> None:
-    deep = tmp_path / ("d" * 60) / ("e" * 60)
-    where = rendezvous(tmp_path / "ws", Settings(cache_dir=str(deep)))
+@pytest.fixture
+def short_tmp(monkeypatch: pytest.MonkeyPatch) -> Any:
+    """Short private folders standing in for $XDG_RUNTIME_DIR and the temp folder, so the
+    socket folders the tests make do not pile up in /tmp; XDG_RUNTIME_DIR unset at first."""
+    made = [Path(tempfile.mkdtemp(prefix="rgo-", dir="/tmp")) for _ in range(2)]
+    xdg, tmp = made
+    monkeypatch.delenv("XDG_RUNTIME_DIR", raising=False)
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp))
+    yield xdg, tmp
+    for d in made:
+        shutil.rmtree(d, ignore_errors=True)
+
+
+def deep_cache(tmp_path: Path) -> Settings:
+    return Settings(cache_dir=str(tmp_path / ("d" * 60) / ("e" * 60)))
+
+
+def test_long_cache_paths_move_the_socket_to_a_short_private_dir(tmp_path: Path, short_tmp: Any) -> None:
+    _xdg, tmp = short_tmp
+    settings = deep_cache(tmp_path)
+    where = rendezvous(tmp_path / "ws", settings)
     assert len(os.fsencode(where.socket)) <= 107
-    assert (where.socket.parent.stat().st_mode & 0o777) == 0o700
-    assert where.lock.parent == deep / "run"
+    short = where.socket.parent
+    st = os.lstat(short)
+    assert stat.S_ISDIR(st.st_mode) and (st.st_mode & 0o777) == 0o700 and st.st_uid == os.getuid()
+    # Not a name another user could make first (`/tmp/ragls-<uid>`): mkdtemp's, recorded in the cache.
+    assert short.parent == tmp and short.name != f"ragls-{os.getuid()}" and short.name.startswith("ragls-sock-")
+    run = Path(settings.cache_dir) / "run"
+    assert where.lock.parent == run
+    assert (run / "short-dir").read_text().strip() == str(short)
+    assert (run / "short-dir").stat().st_mode & 0o077 == 0
+    assert rendezvous(tmp_path / "ws", settings) == where  # every process finds the same one
+    other = rendezvous(tmp_path / "ws2", settings).socket
+    assert other.parent == short and other != where.socket
+
+
+def test_the_recorded_socket_folder_is_found_whatever_the_environment(
+    tmp_path: Path, short_tmp: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    xdg, tmp = short_tmp
+    settings = deep_cache(tmp_path)
+    monkeypatch.setenv("XDG_RUNTIME_DIR", str(xdg))
+    first = rendezvous(tmp_path / "ws", settings)
+    assert first.socket.parent.parent == xdg  # the runtime folder is preferred when private
+    monkeypatch.delenv("XDG_RUNTIME_DIR")  # a process started over ssh, say
+    second = rendezvous(tmp_path / "ws", settings)
+    assert second.socket == first.socket
+    release = threading.Event()
+    server = OwnerServer(first.socket, handlers(release))
+    server.start()
+    try:
+        client = OwnerClient(second.socket)
+        assert client.call("echo", {"text": "found"})["echoedText"].startswith("found@")
+        client.close()
+    finally:
+        release.set()
+        server.close()
+    assert not list(tmp.iterdir())  # nothing was made in the temp folder
+
+
+@pytest.mark.parametrize("spoil", ["loosened", "removed", "symlink", "unsafe parent"])
+def test_a_recorded_socket_folder_that_is_not_private_is_replaced(
+    tmp_path: Path, short_tmp: Any, spoil: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    xdg, tmp = short_tmp
+    settings = deep_cache(tmp_path)
+    monkeypatch.setenv("XDG_RUNTIME_DIR", str(xdg))
+    first = rendezvous(tmp_path / "ws", settings).socket.parent
+    if spoil == "loosened":
+        first.chmod(0o755)
+    elif spoil == "removed":  # a reboot emptied the runtime folder
+        first.rmdir()
+    elif spoil == "symlink":
+        first.rmdir()
+        first.symlink_to(tmp)
+    else:  # the runtime folder became writable by everyone, without the sticky bit
+        xdg.chmod(0o777)
+    second = rendezvous(tmp_path / "ws", settings).socket.parent
+    assert second != first
+    st = os.lstat(second)
+    assert stat.S_ISDIR(st.st_mode) and (st.st_mode & 0o777) == 0o700
+    assert (Path(settings.cache_dir) / "run" / "short-dir").read_text().strip() == str(second)
+    if spoil == "unsafe parent":
+        assert second.parent == tmp  # the runtime folder is skipped as a base too
+    xdg.chmod(0o700)
 
 
 def test_socket_is_user_only(served: Any) -> None:
@@ -157,3 +239,45 @@ def test_owner_closing_is_seen_by_clients_at_once(served: Any) -> None:
     with pytest.raises(OwnerGone):
         client.call("echo", {})
     assert not where.socket.exists()
+
+
+def test_empty_socket_folders_left_by_dropped_caches_are_pruned(tmp_path: Path, short_tmp: Any) -> None:
+    _xdg, tmp = short_tmp
+    stale, busy, fresh, foreign = (tmp / f"ragls-sock-{n}" for n in ("stale", "busy", "fresh", "x"))
+    for d in (stale, busy, fresh):
+        d.mkdir(mode=0o700)
+    (busy / "a.sock").touch()
+    foreign.symlink_to(tmp_path)  # not a folder of ours: never followed or removed
+    day_ago = time.time() - 2 * 24 * 3600
+    for d in (stale, busy):
+        os.utime(d, (day_ago, day_ago))
+    made = rendezvous(tmp_path / "ws", deep_cache(tmp_path)).socket.parent
+    assert made.parent == tmp
+    assert not stale.exists() and busy.exists() and fresh.exists() and foreign.is_symlink()
+
+
+def test_every_face_closes_up_a_readable_cache_before_it_shares(tmp_path: Path) -> None:
+    cache = tmp_path / "cache"
+    (cache / "index").mkdir(parents=True)
+    emb = cache / "embeddings.sqlite"
+    emb.touch()
+    for p, m in ((cache, 0o755), (cache / "index", 0o750), (emb, 0o644)):
+        p.chmod(m)
+    rendezvous(tmp_path / "ws", Settings(cache_dir=str(cache)))  # `ragls mcp`, status, check, clear
+    assert [stat.S_IMODE(p.stat().st_mode) for p in (cache, cache / "index", emb)] == [0o700, 0o700, 0o600]
+
+
+def test_index_files_are_private_whatever_the_umask(tmp_path: Path) -> None:
+    from ragls.embedding.cache import EmbeddingCache
+    from ragls.store.manifest import Manifest
+
+    old = os.umask(0o022)  # a library user that never set ragls's umask
+    try:
+        Manifest(tmp_path / "c" / "index" / "ws" / "manifest.sqlite")
+        EmbeddingCache(tmp_path / "c" / "embeddings.sqlite", "m", 4)
+    finally:
+        os.umask(old)
+    for d, _subdirs, files in os.walk(tmp_path / "c"):
+        assert stat.S_IMODE(os.stat(d).st_mode) == 0o700, d
+        for f in files:
+            assert stat.S_IMODE(os.stat(Path(d, f)).st_mode) == 0o600, f

@@ -8,13 +8,15 @@ import threading
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from ragls.private import private_file
+
 if TYPE_CHECKING:
     import numpy as np
 
 
 class EmbeddingCache:
     def __init__(self, path: Path, model_id: str, dimension: int) -> None:
-        path.parent.mkdir(parents=True, exist_ok=True)
+        private_file(path)  # 0600 in a 0700 folder, whatever the umask (private.py)
         self._db = sqlite3.connect(str(path), check_same_thread=False, timeout=30)
         self._db.execute("PRAGMA journal_mode=WAL")
         self._db.execute("PRAGMA synchronous=NORMAL")

@@ -11,6 +11,7 @@ import numpy as np
 import qdrant_edge as qe
 
 from ragls.foreground import FOREGROUND
+from ragls.private import private_dirs
 from ragls.store.base import (
     DENSE,
     LEXICAL,
@@ -63,7 +64,8 @@ class EdgeStore:
             },
             sparse_vectors={LEXICAL: qe.EdgeSparseVectorParams(modifier=qe.Modifier.Idf)},
         )
-        directory.parent.mkdir(parents=True, exist_ok=True)
+        # 0700 whatever the umask: the shard's payloads hold the code's text (private.py).
+        private_dirs(directory.parent)
         self._dir = directory.parent
         self._readers = 0
         self._closed = False

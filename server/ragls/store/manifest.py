@@ -13,6 +13,8 @@ import threading
 from dataclasses import dataclass
 from pathlib import Path
 
+from ragls.private import private_file
+
 LEXICAL = "lexical"  # chunks stored, dense vectors still missing
 DENSE = "dense"  # fully indexed
 FAILED = "failed"
@@ -49,7 +51,7 @@ def _ids(column: str | None) -> list[str]:
 
 class Manifest:
     def __init__(self, path: Path) -> None:
-        path.parent.mkdir(parents=True, exist_ok=True)
+        private_file(path)  # 0600 in a 0700 folder, whatever the umask (private.py)
         # One writer per manifest (one process per slot); a lock held longer than this is a
         # fault the indexer retries with backoff, not a reason to freeze the worker.
         self._db = sqlite3.connect(str(path), check_same_thread=False, timeout=5)
