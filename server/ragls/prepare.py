@@ -25,7 +25,7 @@ from ragls import lexical
 from ragls.chunking import Chunk, chunk_file
 from ragls.chunking.model import embedding_hash
 from ragls.config import IndexingSettings, Settings
-from ragls.secrets import redact
+from ragls.secrets import SECRET_CONTENT, scan
 from ragls.workspace import Discovery, ReadResult, decode_source, discover, read_source
 
 if TYPE_CHECKING:
@@ -129,8 +129,11 @@ def prepare_file(root: str, job: FileJob, indexing: IndexingSettings, max_bytes:
         out.unchanged = True
         return out
     try:
-        text, _ = redact(res.text or "")
-        chunks = chunk_file(job.rel, job.language, text, indexing)
+        redacted = scan(res.text or "", job.rel)
+        if redacted.secret_content:  # a key, a kubeconfig: nothing worth a chunk is left
+            out.skip = SECRET_CONTENT
+            return out
+        chunks = chunk_file(job.rel, job.language, redacted.text, indexing)
     except Exception as exc:  # a parser bug must cost one file, not the index
         out.error = f"chunking failed: {exc!r}"
         return out
