@@ -10,7 +10,7 @@ PYTEST_ARGS ?=
 export PIP_DISABLE_PIP_VERSION_CHECK := 1
 
 .PHONY: all venv run test test-server test-clients test-neovim test-jetbrains test-vscode \
-        lint format bench eval soak clients clean
+        lint format bench eval soak snapshot clients clean
 
 all: test
 
@@ -62,6 +62,11 @@ eval: venv
 	$(BIN)/python eval/build_golden.py
 	nice -n 5 $(BIN)/ragls eval --all --baselines --no-ablations --commits eval/commits.toml --mirrors $(MIRRORS) \
 		--out docs/evaluation-results.json
+
+## make snapshot [WS=path] [OUT=file]: index a folder and export its vectors (docs/scaling.md).
+OUT ?= ragls.snapshot
+snapshot: venv
+	$(BIN)/ragls snapshot export "$(WS)" -o "$(OUT)"
 
 ## make soak: the reliability suite with a long kill -9 loop (RAGLS_KILL_LOOPS, default 200).
 KILL_LOOPS ?= 200

@@ -305,6 +305,50 @@ def cmd_check(a: argparse.Namespace) -> int:
     return 0 if rep.consistent else 1
 
 
+def cmd_snapshot_export(a: argparse.Namespace) -> int:
+    """Bring the folder's index up to date (every vector into the embedding cache), then write
+    the snapshot of its chunks."""
+    from ragls.embedding.snapshot_export import export
+
+    root = _root(a.path)
+    resolved = _resolve(root)
+    index = _index(root, resolved, quiet=a.quiet)
+    try:
+        st = index.status()[0]
+    finally:
+        index.close()
+    if st.state != "ready":
+        raise SystemExit(f"ragls: the index of {label(str(root))} is not complete ({label(st.message or st.state)})")
+    report = export(root, resolved.settings, Path(a.output).expanduser())
+    print(json.dumps(report, indent=2))
+    if report["missing"]:
+        print(f"ragls: {report['missing']} chunks had no cached vector and are not in the snapshot", file=sys.stderr)
+    return 0
+
+
+def cmd_snapshot_import(a: argparse.Namespace) -> int:
+    """Verify a snapshot and put its vectors into this machine's embedding cache, where indexing
+    the folder takes them instead of embedding."""
+    from ragls.config import cache_root
+    from ragls.embedding.cache import EmbeddingCache
+    from ragls.embedding.snapshot_export import identity_of
+    from ragls.embedding.snapshot_source import ImportReport, import_snapshot
+    from ragls.name_rerank import NAME_KEY
+
+    root = _root(a.path)
+    settings = _settings(root)
+    identity = identity_of(settings)
+    cache = EmbeddingCache(cache_root(settings) / "embeddings.sqlite", identity.model, identity.dimension)
+    try:
+        rep = import_snapshot(a.file, cache, identity, cache_root(settings), NAME_KEY, ImportReport(a.file))
+    finally:
+        cache.close()
+    if rep.state != "imported":
+        raise SystemExit(f"ragls: {label(rep.message or 'snapshot not imported')}")
+    print(json.dumps({"imported": rep.vectors, **rep.info}, indent=2))
+    return 0
+
+
 def cmd_schema(a: argparse.Namespace) -> int:
     from ragls.config import flat_schema, sensitive_keys, settings_schema
 
@@ -364,6 +408,17 @@ def main(argv: list[str] | None = None) -> int:
     p = sub.add_parser("clear", help="delete a folder's index")
     p.add_argument("path")
     p.set_defaults(func=cmd_clear)
+    p = sub.add_parser("snapshot", help="share an index's vectors: export a snapshot file, import one")
+    snap = p.add_subparsers(dest="snapshot_cmd", required=True)
+    q = snap.add_parser("export", help="index a folder, then write its vectors to a snapshot file")
+    q.add_argument("path")
+    q.add_argument("-o", "--output", required=True, help="the snapshot file to write")
+    q.add_argument("-q", "--quiet", action="store_true")
+    q.set_defaults(func=cmd_snapshot_export)
+    q = snap.add_parser("import", help="verify a snapshot and put its vectors into this machine's embedding cache")
+    q.add_argument("file", help="a snapshot file (or an http(s) URL)")
+    q.add_argument("path", nargs="?", default=".", help="the folder whose settings choose the cache (default: .)")
+    q.set_defaults(func=cmd_snapshot_import)
     p = sub.add_parser("schema", help="print the JSON Schema of the settings (the single source of every client)")
     p.add_argument("--sensitive", action="store_true", help="list only the trust-sensitive keys, one per line")
     p.add_argument("--flat", action="store_true", help="one entry per dotted key (retrieval.topK), as clients use it")

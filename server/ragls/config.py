@@ -74,6 +74,8 @@ class EmbedderSettings(_Model):
     """Copilot: path of `apps.json` / `hosts.json` (default `~/.config/github-copilot/`)"""
     auth_url: str | None = Field(default=None, json_schema_extra=_SENSITIVE)
     """Copilot: GitHub API base for the token exchange (tests, GitHub Enterprise)"""
+    snapshot: str | None = Field(default=None, json_schema_extra=_SENSITIVE)
+    """an index snapshot (`ragls snapshot export`: a file path or an http(s) URL) whose vectors are taken on start instead of embedding again (docs/scaling.md)"""
 
 
 class QdrantSettings(_Model):

@@ -58,6 +58,7 @@ def starting_status(folders: list[tuple[str, str, Path, str | None]]) -> dict[st
         "store": {"kind": "", "location": ""},
         "cache": {"hits": 0, "misses": 0, "hitRate": 0.0},
         "embedded": 0,
+        "snapshot": None,
         "errors": [],
         "workspace": str(folders[0][2]),
         "version": __version__,

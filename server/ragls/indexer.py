@@ -28,16 +28,18 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ragls import memory, name_rerank
-from ragls.chunking.model import embedding_text, name_text
+from ragls.chunking.model import EMBED_FORMAT, embedding_text, name_text
 from ragls.config import Settings, cache_root
 from ragls.embedding import Embedder, EmbeddingError, local_identity, make_embedder
 from ragls.embedding.cache import EmbeddingCache
+from ragls.embedding.snapshot import Identity
+from ragls.embedding.snapshot_source import ImportReport, import_snapshot
 from ragls.faults import Backoff, CircuitBreaker, Fault
 from ragls.git_history import HistoryTracker
 from ragls.languages import language_of
 from ragls.prepare import FileJob, Prepared, PreparePool, prepare_file
-from ragls.protocol import CacheInfo, ErrorOut, IndexStatus, Progress
-from ragls.secrets import is_secret_file
+from ragls.protocol import CacheInfo, ErrorOut, IndexStatus, Progress, SnapshotInfo
+from ragls.secrets import RULES_VERSION, is_secret_file
 from ragls.seek import Seeker
 from ragls.status import embedder_info, store_info
 from ragls.store import PointData, Store, StoreCorrupt, StoreError, StoreFull, open_index, previous_manifest_bytes
@@ -66,8 +68,11 @@ _DISCOVERY_IN_WORKER_BYTES = 1 << 20
 # (a warm start would read every such file again otherwise: 69 of 13,275 at chunks150k).
 # Not `too_large`: that depends on the `maxFileBytes` setting, not on the file alone. Kept
 # skips are dropped when the content checks change (workspace.CONTENT_CHECKS).
-_KEPT_SKIPS = frozenset({"binary", "generated", "minified"})
+_KEPT_SKIPS = frozenset({"binary", "generated", "minified", "secret_content"})
 _SKIP_RULES = f"content checks {CONTENT_CHECKS}"
+# The rules that decide what a prepared file holds beyond its bytes (secret redaction): an index
+# prepared under other rules prepares every file again once (_open).
+_PREPARE_RULES = f"secrets {RULES_VERSION}"
 _POOL_TASK_FILES = 16
 _POOL_DEPTH = 2
 _POOL_MAX_WORKERS = 8
@@ -230,6 +235,12 @@ class Indexer:
         self.notice: str | None = None  # shown in the status, e.g. a fallback store in use
         self.last_indexed_at: str | None = None
         self.embeds = 0
+        # `embedder.snapshot`: its import (a thread started by _open, awaited by the dense pass)
+        # and how many of this index's chunks took their vector from it.
+        self.snapshot_import: ImportReport | None = None
+        self._stale_prepare: set[str] = set()  # files prepared under older rules (_PREPARE_RULES)
+        self._snapshot_job: Future[ImportReport] | None = None
+        self.snapshot_reused = 0
         self.embeds_names = 0  # name vectors cached (ragls.name_rerank)
         self.batches = 0  # lexical batches applied, for tests and benchmarks
         self.change_jobs = 0  # coalesced change sets handled (a burst of saves is one)
@@ -433,10 +444,23 @@ class Indexer:
                     hits=hits, misses=misses, hit_rate=round(hits / (hits + misses), 4) if hits + misses else 0.0
                 ),
                 embedded=self.embeds,
+                snapshot=self._snapshot_info(),
                 errors=[ErrorOut(path=e.path, message=e.message, time=e.time) for e in self.errors],
                 workspace=str(self.root),
                 message=message,
             )
+
+    def _snapshot_info(self) -> SnapshotInfo | None:
+        r = self.snapshot_import
+        if r is None:
+            return None
+        return SnapshotInfo(
+            source=r.source,
+            state=r.state,  # type: ignore[arg-type]
+            vectors=r.vectors,
+            reused=self.snapshot_reused,
+            message=r.message,
+        )
 
     # -- worker ------------------------------------------------------------------------------
     def _run(self) -> None:
@@ -739,7 +763,25 @@ class Indexer:
             log.warning("%s", self.notice)
         self.manifest = Manifest(manifest_path)
         self.known_skips = self.manifest.skipped(_SKIP_RULES)
+        if self.manifest.get_meta("prepare_rules") != _PREPARE_RULES:
+            # Made under other redaction rules: every file is prepared again (unchanged text
+            # keeps its vector through the embedding cache); the mark is written once none is left.
+            self._stale_prepare = set(self.manifest.all())
+            if not self._stale_prepare:
+                self.manifest.set_meta("prepare_rules", _PREPARE_RULES)
         self.cache = EmbeddingCache(cache_root(self.settings) / "embeddings.sqlite", model_id, dimension)
+        if source := self.settings.embedder.snapshot:
+            self.snapshot_import = ImportReport(source)
+            self._snapshot_job = in_thread(
+                nice,
+                import_snapshot,
+                source,
+                self.cache,
+                Identity(model_id, dimension, EMBED_FORMAT),
+                cache_root(self.settings),
+                name_rerank.NAME_KEY,
+                self.snapshot_import,
+            )
         records = Records(self.manifest.all().items())
         with self._lock:
             self.records = records
@@ -772,6 +814,9 @@ class Indexer:
         if cached and self._wants_names():
             named = self.cache.get_many([name_rerank.NAME_KEY + h for h in cached], count=False)
             cached = {h: v for h, v in cached.items() if name_rerank.NAME_KEY + h in named}
+        if cached and self.snapshot_import is not None and self.snapshot_import.hashes:
+            taken = self.snapshot_import.hashes
+            self.snapshot_reused += sum(1 for h in hashes if h in cached and h in taken)
         return cached
 
     def _wants_names(self) -> bool:
@@ -914,7 +959,13 @@ class Indexer:
             known = self.known_skips.get(rel) if rec is None and rel not in self.open_docs else None
             if known is not None and known.size == f.size and known.mtime_ns == f.mtime_ns:
                 unchanged_skips[rel] = known.reason  # skipped last time, unchanged since
-            elif rel in self.open_docs or rec is None or rec.size != f.size or rec.mtime_ns != f.mtime_ns:
+            elif (
+                rel in self.open_docs
+                or rec is None
+                or rec.size != f.size
+                or rec.mtime_ns != f.mtime_ns
+                or rel in self._stale_prepare
+            ):
                 todo.append(rel)
         self._forget_skips([p for p in self.known_skips if p not in current])  # gone, or ignored now
         with self._lock:
@@ -1072,7 +1123,8 @@ class Indexer:
                 self._skip(rel, "unsupported")
                 continue
             old = self.records.get(rel)
-            jobs.append(FileJob(rel, language, buffer, old.hash if self._complete(rel, old, buffer) else None))
+            complete = self._complete(rel, old, buffer) and rel not in self._stale_prepare
+            jobs.append(FileJob(rel, language, buffer, old.hash if complete and old else None))
         return jobs
 
     def _complete(self, rel: str, old: FileRecord | None, buffer: str | None) -> bool:
@@ -1164,6 +1216,11 @@ class Indexer:
                         self.missing_dense.pop(rec.path, None)
             self.batches += 1
             self._maybe_flush()
+        if self._stale_prepare:
+            self._stale_prepare.difference_update(p.rel for _, p in done)
+            self._stale_prepare.intersection_update(self.records)  # removed files need nothing
+            if not self._stale_prepare:
+                self.manifest.set_meta("prepare_rules", _PREPARE_RULES)
 
     def _fail(self, rel: str, message: str) -> None:
         self._error(rel, message)
@@ -1201,6 +1258,9 @@ class Indexer:
         items = [(p, i, hits[i]) for p, i in window if i in hits]
         # Vectors already in the embedding cache are stored without embedding: after a clean
         # warm start every chunk of a lexical file is queued without reading the store.
+        if self._snapshot_job is not None:  # its vectors go into the cache before any lookup
+            self._snapshot_job.result()
+            self._snapshot_job = None
         cached = self._cached_vectors([pl["text_hash"] for _, _, pl in items if "text_hash" in pl])
         if cached:
             self._store_dense(

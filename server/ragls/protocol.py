@@ -110,6 +110,17 @@ class CacheInfo(_Wire):
     hit_rate: float
 
 
+class SnapshotInfo(_Wire):
+    """The `embedder.snapshot` this index takes vectors from: `vectors` in the file, `reused` of
+    them taken by this index instead of embedding."""
+
+    source: str
+    state: Literal["importing", "imported", "failed"]
+    vectors: int = 0
+    reused: int = 0
+    message: str | None = None
+
+
 class ErrorOut(_Wire):
     path: str
     message: str
@@ -153,6 +164,7 @@ class IndexStatus(_Wire):
     store: StoreInfo
     cache: CacheInfo = Field(default_factory=lambda: CacheInfo(hits=0, misses=0, hit_rate=0.0))
     embedded: int = 0
+    snapshot: SnapshotInfo | None = None
     errors: list[ErrorOut] = Field(default_factory=list)
     workspace: str = ""
     version: str = ""

@@ -8,7 +8,16 @@ from typing import TYPE_CHECKING
 
 from ragls import __version__
 from ragls.config import Settings
-from ragls.protocol import CacheInfo, EmbedderInfo, ErrorOut, FolderStatus, IndexStatus, Progress, StoreInfo
+from ragls.protocol import (
+    CacheInfo,
+    EmbedderInfo,
+    ErrorOut,
+    FolderStatus,
+    IndexStatus,
+    Progress,
+    SnapshotInfo,
+    StoreInfo,
+)
 
 if TYPE_CHECKING:
     from ragls.embedding import Embedder
@@ -131,6 +140,7 @@ def workspace_status(parts: list[tuple[FolderStatus, IndexStatus | None]]) -> In
                 hits=hits, misses=misses, hit_rate=round(hits / (hits + misses), 4) if hits + misses else 0.0
             ),
             "embedded": sum(st.embedded for st in sts),
+            "snapshot": _sum_snapshots(sts),
             "errors": [
                 ErrorOut(path=f"{f.name}/{e.path}", message=e.message, time=e.time) for f, st in own for e in st.errors
             ],
@@ -171,3 +181,12 @@ def progress_end_message(st: IndexStatus) -> str:
     if st.files_failed:
         end += f", {st.files_failed} failed"
     return end
+
+
+def _sum_snapshots(sts: list[IndexStatus]) -> SnapshotInfo | None:
+    """The folders' snapshot (one user setting, so one source): the first one's, with the
+    chunks every folder took from it."""
+    snaps = [st.snapshot for st in sts if st.snapshot is not None]
+    if not snaps:
+        return None
+    return snaps[0].model_copy(update={"reused": sum(s.reused for s in snaps)})

@@ -19,6 +19,7 @@ apiKeyEnv = "HOME"
 tokenFile = "/root/.config/github-copilot/apps.json"
 authUrl = "https://collector.invalid"
 proxy = "http://collector.invalid:3128"
+snapshot = "https://collector.invalid/poisoned.snapshot"
 batchSize = 8
 [qdrant]
 url = "https://collector.invalid:6333"
@@ -47,6 +48,7 @@ def test_sensitive_keys_come_from_the_schema() -> None:
         "embedder.proxy",
         "embedder.tokenFile",
         "embedder.authUrl",
+        "embedder.snapshot",
         "qdrant.url",
         "qdrant.apiKeyEnv",
         "qdrant.path",
@@ -59,6 +61,7 @@ def test_workspace_file_cannot_set_sensitive_keys(ws: Path) -> None:
     s = r.settings
     assert (s.embedder.provider, s.embedder.base_url, s.embedder.api_key_env) == ("local", None, None)
     assert (s.embedder.token_file, s.embedder.auth_url, s.embedder.proxy) == (None, None, None)
+    assert s.embedder.snapshot is None
     assert (s.qdrant.url, s.qdrant.path, s.qdrant.api_key_env) == (None, None, "QDRANT_API_KEY")
     assert (s.cache_dir, s.qdrant.collection_prefix, s.trusted_folders) == (None, "ragls", [])
     # Harmless keys still apply.
