@@ -120,6 +120,11 @@ def _char_class(chars: list[str]) -> str:
     return "[" + "".join(parts) + "]"
 
 
+def warm() -> None:
+    """Build the detector now (the server's preload thread), not in the first answer."""
+    _patterns()
+
+
 @cache
 def _patterns() -> tuple[re.Pattern[str], re.Pattern[str]]:
     """(the tag detector, the hidden characters of a label). Built on first use from the running

@@ -56,6 +56,9 @@ def preload() -> None:
             finally:
                 if name == "ragls.status":
                     _status_loaded.set()
+        from ragls.escaping import warm
+
+        warm()  # the context block's tag detector: ~0.25 s once, here rather than in the first answer
     except Exception:  # the import where the module is used reports it again
         log.exception("preloading the index modules failed")
     finally:
