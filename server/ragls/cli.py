@@ -352,7 +352,11 @@ def cmd_snapshot_import(a: argparse.Namespace) -> int:
 def cmd_schema(a: argparse.Namespace) -> int:
     from ragls.config import flat_schema, sensitive_keys, settings_schema
 
-    if a.sensitive:
+    if a.protocol:
+        from ragls.protocol_schema import protocol_schema
+
+        print(json.dumps(protocol_schema(), indent=2))
+    elif a.sensitive:
         print("\n".join(sensitive_keys()))
     elif a.flat:
         print(json.dumps(flat_schema(), indent=2))
@@ -422,6 +426,11 @@ def main(argv: list[str] | None = None) -> int:
     p = sub.add_parser("schema", help="print the JSON Schema of the settings (the single source of every client)")
     p.add_argument("--sensitive", action="store_true", help="list only the trust-sensitive keys, one per line")
     p.add_argument("--flat", action="store_true", help="one entry per dotted key (retrieval.topK), as clients use it")
+    p.add_argument(
+        "--protocol",
+        action="store_true",
+        help="the JSON Schema of the rag/* protocol instead (params, results, notifications by method)",
+    )
     p.set_defaults(func=cmd_schema)
     args = sys.argv[1:] if argv is None else argv
     # `eval` and `migrate` import heavy modules (the evaluator, qdrant-client: ~60 % of the

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from ragls import PROTOCOL_VERSION, __version__
+from ragls.status_display import display
 
 
 def _zero() -> dict[str, int]:
@@ -42,7 +43,7 @@ def folder_entry(name: str, uri: str, path: Path, nested_in: str | None) -> dict
 def starting_status(folders: list[tuple[str, str, Path, str | None]]) -> dict[str, Any]:
     """The workspace's status before any folder's index or settings exist: `folders` is
     (name, uri, path, nested_in) per workspace folder, in workspace order (at least one)."""
-    return {
+    st: dict[str, Any] = {
         "state": "indexing",
         "phase": "starting",
         "filesTotal": 0,
@@ -68,3 +69,5 @@ def starting_status(folders: list[tuple[str, str, Path, str | None]]) -> dict[st
         "watching": False,
         "folders": [folder_entry(*f) for f in folders],
     }
+    st["display"] = display(st)
+    return st

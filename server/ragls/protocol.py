@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_serializer, field_validator
 from pydantic.alias_generators import to_camel
 
 from ragls import PROTOCOL_VERSION  # re-exported: the version of these payloads
+from ragls.status_display import display as display_of
 
 
 def _not_blank(v: str) -> str:
@@ -147,6 +148,16 @@ class FolderStatus(_Wire):
     nested_in: str | None = None
 
 
+class StatusDisplay(_Wire):
+    """What a client shows for an `IndexStatus`, decided by the server (status_display.py,
+    docs/clients/status.md): `health` picks the client's icon, `text` is the status bar's short
+    text, `tooltip` its lines."""
+
+    health: Literal["ok", "indexing", "warning", "error"]
+    text: str
+    tooltip: list[str]
+
+
 class IndexStatus(_Wire):
     # Counters default to zero: the status before the indexer runs is just state and identity.
     state: Literal["indexing", "ready", "error"]
@@ -176,6 +187,14 @@ class IndexStatus(_Wire):
     watching: bool = False
     # One entry per workspace folder, in workspace order; the fields above are their totals.
     folders: list[FolderStatus] = Field(default_factory=list)
+    # What clients show (status_display.py). Derived from the fields above each time the status
+    # is serialised, so it always matches them; a value read back (from the owner socket) is
+    # accepted and replaced.
+    display: StatusDisplay | None = None
+
+    @field_serializer("display")
+    def _display(self, _given: StatusDisplay | None) -> StatusDisplay:
+        return StatusDisplay(**display_of(self.model_dump(by_alias=True, exclude={"display"})))
 
 
 # -- shared index: what a client process asks the folder's owner (docs/protocol.md, "Owner socket") --

@@ -1,5 +1,6 @@
 """The plain-JSON `starting` status (early_status.py) is exactly what ragls.status builds for the
-same folders before their settings are read: same keys, same values, valid IndexStatus."""
+same folders before their settings are read: same keys, same values (its `display` included),
+valid IndexStatus."""
 
 from __future__ import annotations
 
@@ -48,3 +49,9 @@ def test_early_status_equals_the_models_status(tmp_path: Path, shape: str) -> No
     assert IndexStatus.model_validate(got).model_dump(by_alias=True) == got
     assert got["state"] == "indexing" and got["phase"] == "starting"
     assert [f["name"] for f in got["folders"]] == [f[0] for f in folders]  # type: ignore[index]
+    # what clients show, decided here too (status_display.py): a folder line each from 2 folders on
+    shown = got["display"]
+    assert shown["health"] == "indexing" and shown["text"] == "indexing"  # type: ignore[index]
+    assert shown["tooltip"][0] == "State: indexing (starting)"  # type: ignore[index]
+    folder_lines = [t for t in shown["tooltip"] if t.startswith("Folder ")]  # type: ignore[index]
+    assert len(folder_lines) == (len(folders) if len(folders) >= 2 else 0)

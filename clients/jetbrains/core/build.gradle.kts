@@ -1,6 +1,7 @@
-// IDE-independent core: plain Java 17, no IntelliJ, LSP4IJ or third-party imports (it has its
-// own small JSON parser). CI builds and tests it with javac and Debian's JUnit 5 (see Makefile);
-// this file lets Gradle do the same on a developer machine: ./gradlew :core:test
+// IDE-independent core: plain Java 17, no IntelliJ or LSP4IJ imports; its one library is Gson
+// (the JSON of the rag/* payloads), which the IDE and LSP4IJ provide at run time, so the plugin
+// does not bundle it. CI builds and tests it with javac, Debian's JUnit 5 and Debian's Gson 2.10
+// (see Makefile); this file lets Gradle do the same on a developer machine: ./gradlew :core:test
 plugins {
     `java-library`
 }
@@ -10,6 +11,9 @@ repositories {
 }
 
 dependencies {
+    // Gson 2.10+ reads records (the protocol types); provided by the IDE, not bundled
+    compileOnly("com.google.code.gson:gson:${providers.gradleProperty("gsonVersion").get()}")
+    testImplementation("com.google.code.gson:gson:${providers.gradleProperty("gsonVersion").get()}")
     testImplementation(platform("org.junit:junit-bom:${providers.gradleProperty("junitVersion").get()}"))
     testImplementation("org.junit.jupiter:junit-jupiter")
     testRuntimeOnly("org.junit.platform:junit-platform-launcher")

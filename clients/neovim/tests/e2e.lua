@@ -243,6 +243,10 @@ local function main()
     need_ready()
     local s = ragls.status()
     check(s:match('^RAG ✓ [%d,]+ chunks$'), 'ready string %q', s)
+    -- exactly the server's display of the status
+    local shown = status.get(client.id).status.display
+    check(type(shown) == 'table' and shown.health == 'ok', 'display %s', vim.inspect(shown))
+    check(s == 'RAG ✓ ' .. shown.text, 'statusline %q, display text %q', s, tostring(shown.text))
     local busy_at, ready_at
     for i, h in ipairs(status.history) do
       if not busy_at and (h:match('^RAG … [%d,]+/[%d,]+$') or h == 'RAG … indexing' or h == 'RAG …') then
@@ -259,31 +263,82 @@ local function main()
     check(vim.api.nvim_eval_statusline(vim.o.statusline, {}).str == s, 'statusline expression mismatch')
     -- formatting of the other states
     check(status.format({ state = 'indexing', done = 1234, total = 5000 }) == 'RAG … 1,234/5,000', 'indexing format')
-    local ready_st = { state = 'ready', phase = 'idle', chunks = 18000, filesTotal = 3, filesIndexed = 3, filesFailed = 0 }
+    local ready_st = { state = 'ready', phase = 'idle', chunks = 18000, display = { health = 'ok', text = '18,000 chunks', tooltip = {} } }
     check(status.format({ state = 'ready', status = ready_st }) == 'RAG ✓ 18,000 chunks', 'ready format')
+    -- the client maps nothing: a display that contradicts the fields is shown as it is
+    local odd = { state = 'ready', phase = 'idle', chunks = 5, filesFailed = 0, display = { health = 'error', text = 'from the server 7', tooltip = { 'only' } } }
+    check(status.format({ state = 'ready', status = odd }) == 'RAG ✗ from the server 7', 'display wins: %q', status.format({ state = 'ready', status = odd }))
+    -- an older server without display: its state
+    check(status.format({ state = 'ready', status = { state = 'ready', phase = 'idle', chunks = 5 } }) == 'RAG ✓ ready', 'old server')
+    check(vim.deep_equal(status.shown({ state = 'error', phase = 'waiting' }).tooltip, { 'State: error (waiting)' }), 'old server tooltip')
     check(status.format({ state = 'error' }) == 'RAG ✗', 'error format (server exited)')
     check(status.format({ state = 'starting' }) == 'RAG …', 'starting format')
   end)
 
   for file, min in pairs({ ['status-cases.json'] = 10, ['status-folder-cases.json'] = 4 }) do
-  case('statusline: the shared status case table (tests/fixtures/' .. file .. ')', function()
+  case('statusline: the server display of every case (tests/fixtures/' .. file .. ')', function()
     local f = assert(io.open(os.getenv('RAGLS_PLUGIN_DIR') .. '/../../tests/fixtures/' .. file))
     local tbl = vim.fn.json_decode(f:read('*a'))
     f:close()
     check(#tbl.cases >= min, 'only %d cases', #tbl.cases)
-    local icons = { prefix = 'RAG', ready = '✓', error = '✗', busy = '…' }
+    local icons = { prefix = 'RAG', ready = '✓', error = '✗', busy = '…', warning = '⚠' }
+    local glyphs = { ok = '✓', indexing = '…', warning = '⚠', error = '✗' }
     for _, c in ipairs(tbl.cases) do
-      local st = vim.tbl_extend('force', tbl.base, c.status)
-      local v = status.view(st)
-      check(v.icon == c.icon and v.text == c.text, '%s: got %s %q', c.name, v.icon, v.text)
-      check(vim.deep_equal(v.tooltip, c.tooltip), '%s: tooltip %s', c.name, vim.inspect(v.tooltip))
+      -- the status as the server sends it: its fields and its display (tests/unit/test_status_cases.py)
+      local st = vim.tbl_extend('force', tbl.base, c.status, { display = c.display })
+      check(vim.deep_equal(status.shown(st), c.display), '%s: shown %s', c.name, vim.inspect(status.shown(st)))
       -- the statusline renders it (state as apply_index_status leaves it)
-      local line = status.format({ state = st.state, status = st, done = status.files_done(st), total = st.filesTotal }, icons)
-      local want = 'RAG ' .. status.glyph(icons, c.icon) .. ' ' .. c.text
+      local line = status.format({ state = st.state, status = st }, icons)
+      local want = 'RAG ' .. glyphs[c.display.health] .. ' ' .. c.display.text
       check(line == want, '%s: statusline %q, want %q', c.name, line, want)
+      -- :RagStatus shows the statusline and the tooltip lines as they are
+      local lines = require('ragls.commands').status_lines(st)
+      check(lines[1] == 'statusline: ' .. want, '%s: %q', c.name, lines[1])
+      check(vim.deep_equal(vim.list_slice(lines, 2, #c.display.tooltip + 1), c.display.tooltip), '%s: lines %s', c.name, vim.inspect(lines))
     end
   end)
   end
+
+  case('protocol: every camelCase field the plugin reads is in `ragls schema --protocol` or the settings', function()
+    local server = os.getenv('RAGLS_SERVER')
+    local out = vim.fn.system({ server, 'schema', '--protocol' })
+    check(vim.v.shell_error == 0, 'ragls schema --protocol failed: %s', out)
+    local proto = vim.fn.json_decode(out)
+    check(type(proto.methods['rag/statusChanged']) == 'table' and proto.methods['rag/statusChanged'].kind == 'notification', 'rag/statusChanged')
+    for _, m in ipairs({ 'rag/retrieve', 'rag/indexStatus', 'rag/reindex' }) do
+      check(type(proto.methods[m]) == 'table' and proto.methods[m].kind == 'request', '%s not a request', m)
+    end
+    local known = {}
+    for _, def in pairs(proto['$defs']) do
+      for name in pairs(type(def.properties) == 'table' and def.properties or {}) do
+        known[name] = true
+      end
+    end
+    check(known.display and known.health and known.tooltip and known.nestedIn, 'the schema lacks the status display')
+    local flat = vim.fn.json_decode(vim.fn.system({ server, 'schema', '--flat' }))
+    for key in pairs(flat) do
+      for part in key:gmatch('[^.]+') do
+        known[part] = true
+      end
+    end
+    -- LSP and JSON Schema names the plugin reads too (not rag/* payloads)
+    for _, n in ipairs({ 'workspaceFolders', 'workDoneProgress', 'exclusiveMinimum', 'anyOf', 'textDocument', 'rootUri' }) do
+      known[n] = true
+    end
+    local unknown = {}
+    local dir = os.getenv('RAGLS_PLUGIN_DIR')
+    for _, file in ipairs(vim.fn.globpath(dir, 'lua/**/*.lua', false, true)) do
+      local fh = assert(io.open(file))
+      local text = fh:read('*a')
+      fh:close()
+      for name in text:gmatch('[%w_%]]%.(%l+%u[%w]*)') do
+        if not known[name] then
+          table.insert(unknown, vim.fn.fnamemodify(file, ':t') .. ': ' .. name)
+        end
+      end
+    end
+    check(#unknown == 0, 'fields the server does not send: %s', table.concat(unknown, ', '))
+  end)
 
   case('degraded: embedding provider down (HTTP 500 on 127.0.0.1) gives results plus a warning', function()
     -- a provider that answers every request with 500
@@ -360,9 +415,8 @@ local function main()
     check(type(res.warnings) == 'table' and #res.warnings > 0 and res.warnings[1]:find('lexical only', 1, true), 'warnings: %s', vim.inspect(res.warnings))
     local note = ragls.degraded_note(res)
     check(note and note:find('^degraded search: '), 'note %s', tostring(note))
-    -- the status through the shared view: a degraded index is never plain "ready"
-    local v = status.view(st)
-    check(v.icon ~= 'ready', 'status view %s', vim.inspect(v))
+    -- the server's display of a degraded index is never plain "ok"
+    check(type(st.display) == 'table' and st.display.health ~= 'ok', 'status display %s', vim.inspect(st.display))
     -- a protocol-1 answer (error with chunks) is degraded too, and a failed one is not
     check(ragls.degraded_note({ error = 'lexical only', chunks = { 1 } }) == 'degraded search: lexical only', 'v1 note')
     check(ragls.degraded_note({ error = 'store down', chunks = {}, warnings = {} }) == nil, 'failure is not degraded')
@@ -374,7 +428,8 @@ local function main()
     local h = lsp.handlers()['rag/statusChanged']
     local st = status.get(client.id)
     local saved = vim.deepcopy(st.status)
-    h(nil, vim.tbl_extend('force', saved, { state = 'error', phase = 'error' }), { client_id = client.id })
+    local shown = { health = 'error', text = 'error', tooltip = { 'State: error (error)' } }
+    h(nil, vim.tbl_extend('force', saved, { state = 'error', phase = 'error', display = shown }), { client_id = client.id })
     check(ragls.status() == 'RAG ✗ error', 'got %q', ragls.status())
     h(nil, saved, { client_id = client.id })
     check(ragls.status():match('^RAG ✓'), 'got %q', ragls.status())

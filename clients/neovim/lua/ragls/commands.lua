@@ -155,17 +155,17 @@ function M.context(query, opts)
 end
 
 --- Human-readable lines for an IndexStatus.
---- :RagStatus lines: the shared status view (docs/clients/status.md) as the statusline shows
---- it and its tooltip lines, then what only this report adds.
+--- :RagStatus lines: the server's display (docs/clients/status.md) as the statusline shows it
+--- and its tooltip lines, then what only this report adds.
 function M.status_lines(st, client)
   local lines = {}
   if client then
     table.insert(lines, string.format('ragls (client %d) %s', client.id, util.client_root(client) or '?'))
   end
-  local v = status.view(st)
+  local shown = status.shown(st)
   local icons = config.get().status
-  table.insert(lines, 'statusline: ' .. (icons.prefix or 'RAG') .. ' ' .. status.glyph(icons, v.icon) .. ' ' .. v.text)
-  vim.list_extend(lines, v.tooltip)
+  table.insert(lines, 'statusline: ' .. (icons.prefix or 'RAG') .. ' ' .. status.glyph(icons, shown.health) .. ' ' .. shown.text)
+  vim.list_extend(lines, shown.tooltip)
   if type(st.skippedByReason) == 'table' and next(st.skippedByReason) then
     local parts = {}
     for k, n in pairs(st.skippedByReason) do

@@ -8,9 +8,8 @@ local M = {}
 ---@class ragls.State
 ---@field state string 'starting'|'indexing'|'ready'|'error'|'stopped'
 ---@field phase string|nil
----@field done integer|nil
----@field total integer|nil
----@field chunks integer|nil
+---@field done integer|nil n of a $/progress newer than the status
+---@field total integer|nil N of that $/progress
 ---@field message string|nil
 ---@field status table|nil last IndexStatus
 ---@field progress table<string|integer, table> active work-done progress tokens
@@ -49,125 +48,53 @@ local function num(n)
 end
 M.num = num
 
-local function present(v)
-  return v ~= nil and v ~= vim.NIL and v ~= ''
+--- What to show for an IndexStatus: the server's `display` ({ health, text, tooltip };
+--- docs/clients/status.md), shown as it is; from a server older than `display`, its state.
+function M.shown(s)
+  if type(s) ~= 'table' then
+    return nil
+  end
+  if type(s.display) == 'table' then
+    return s.display
+  end
+  local state = tostring(s.state)
+  return {
+    health = state == 'ready' and 'ok' or state,
+    text = state,
+    tooltip = { string.format('State: %s (%s)', state, tostring(s.phase)) },
+  }
 end
 
---- The shared mapping from an IndexStatus to what the user sees (docs/clients/status.md):
---- { icon = 'indexing'|'ready'|'warning'|'error', text = '1,234 chunks', tooltip = { lines } }.
---- The same case table (tests/fixtures/status-cases.json) runs here, in VS Code and JetBrains.
-function M.view(s)
-  local total = tonumber(s.filesTotal) or 0
-  local failed = tonumber(s.filesFailed) or 0
-  local warnings = type(s.warnings) == 'table' and s.warnings or {}
-  local chunks = num(s.chunks) .. ' chunks'
-  local icon, text
-  if s.state == 'indexing' then
-    icon = 'indexing'
-    local done = math.min((tonumber(s.filesIndexed) or 0) + failed, total)
-    text = total > 0 and (num(done) .. '/' .. num(total)) or 'indexing'
-  elseif s.state == 'error' then
-    local soft = s.phase == 'paused' or s.phase == 'waiting'
-    icon = soft and 'warning' or 'error'
-    text = soft and s.phase or 'error'
-  else
-    icon = (failed > 0 or #warnings > 0) and 'warning' or 'ready'
-    text = failed > 0 and (chunks .. ', ' .. num(failed) .. ' failed') or chunks
-  end
-  local t = { string.format('State: %s (%s)', tostring(s.state), tostring(s.phase)) }
-  if present(s.message) then
-    table.insert(t, tostring(s.message))
-  end
-  local files = 'Files: ' .. num(s.filesIndexed) .. '/' .. num(total) .. ' indexed'
-  if failed > 0 then
-    files = files .. ', ' .. num(failed) .. ' failed'
-  end
-  if (tonumber(s.filesSkipped) or 0) > 0 then
-    files = files .. ', ' .. num(s.filesSkipped) .. ' skipped'
-  end
-  table.insert(t, files)
-  table.insert(t, 'Chunks: ' .. num(s.chunks))
-  local folders = type(s.folders) == 'table' and s.folders or {}
-  if #folders >= 2 then
-    for _, f in ipairs(folders) do
-      table.insert(t, M.folder_line(f))
-    end
-  end
-  local emb = type(s.embedder) == 'table' and s.embedder or {}
-  if present(emb.provider) or present(emb.model) then
-    local dim = (tonumber(emb.dimension) or 0) > 0 and (', ' .. tostring(emb.dimension) .. '-d') or ''
-    table.insert(t, 'Embedder: ' .. (present(emb.provider) and emb.provider or '') .. ' / ' .. (present(emb.model) and emb.model or '') .. dim)
-  end
-  local store = type(s.store) == 'table' and s.store or {}
-  if present(store.kind) then
-    table.insert(t, 'Store: ' .. store.kind .. (present(store.location) and (' at ' .. store.location) or ''))
-  end
-  if present(s.lastIndexedAt) then
-    table.insert(t, 'Last indexed: ' .. tostring(s.lastIndexedAt))
-  end
-  for _, w in ipairs(warnings) do
-    table.insert(t, 'Warning: ' .. tostring(w))
-  end
-  local errs = type(s.errors) == 'table' and s.errors or {}
-  if #errs > 0 then
-    local last = errs[#errs]
-    table.insert(t, string.format('Errors: %d; last: %s: %s', #errs, tostring(last.path), tostring(last.message)))
-  end
-  if present(s.version) then
-    table.insert(t, 'Server: ragls ' .. tostring(s.version))
-  end
-  return { icon = icon, text = text, tooltip = t }
-end
-
---- One folder of a multi-root workspace (protocol 3; docs/clients/status.md, tooltip line 5).
-function M.folder_line(f)
-  if present(f.nestedIn) then
-    return string.format('Folder %s: inside %s', tostring(f.name), tostring(f.nestedIn))
-  end
-  local line = string.format(
-    'Folder %s: %s (%s), %s/%s files',
-    tostring(f.name),
-    tostring(f.state),
-    tostring(f.phase),
-    num(f.filesIndexed),
-    num(f.filesTotal)
-  )
-  if (tonumber(f.filesFailed) or 0) > 0 then
-    line = line .. ', ' .. num(f.filesFailed) .. ' failed'
-  end
-  line = line .. ', ' .. num(f.chunks) .. ' chunks'
-  if present(f.message) then
-    line = line .. '; ' .. tostring(f.message)
-  end
-  return line
-end
-
-local function glyph(icons, icon)
-  if icon == 'indexing' then
+--- The glyph of a health ('ok'|'indexing'|'warning'|'error') from the `status` option.
+local function glyph(icons, health)
+  if health == 'indexing' then
     return icons.busy or '…'
   end
-  return icons[icon] or (icon == 'warning' and '⚠') or icons.error or '✗'
+  if health == 'ok' then
+    return icons.ready or '✓'
+  end
+  return icons[health] or (health == 'warning' and '⚠') or icons.error or '✗'
 end
 M.glyph = glyph
 
---- Formats a state as the statusline string: `RAG <glyph> <text>` from the shared view of the
---- last IndexStatus; while $/progress runs, its n/N; before any status, or after the server
---- stopped, the glyph alone.
+--- Formats a state as the statusline string: `RAG <glyph> <text>` from the server's display of
+--- the last IndexStatus; while a $/progress newer than it runs, its n/N; before any status, or
+--- after the server stopped, the glyph alone.
 function M.format(st, icons)
   icons = icons or config.get().status
   local prefix = icons.prefix or 'RAG'
   if not st then
     return ''
   end
+  local shown = type(st.status) == 'table' and st.status.state == st.state and M.shown(st.status) or nil
   if st.state == 'indexing' then
     if st.total and st.total > 0 then
       return string.format('%s %s %s/%s', prefix, glyph(icons, 'indexing'), num(math.min(st.done or 0, st.total)), num(st.total))
     end
-    return prefix .. ' ' .. glyph(icons, 'indexing') .. ' indexing'
+    return prefix .. ' ' .. glyph(icons, 'indexing') .. ' ' .. (shown and shown.text or 'indexing')
   end
-  if type(st.status) == 'table' and st.status.state == st.state then
-    local v = M.view(st.status)
-    return prefix .. ' ' .. glyph(icons, v.icon) .. ' ' .. v.text
+  if shown then
+    return prefix .. ' ' .. glyph(icons, shown.health) .. ' ' .. shown.text
   end
   if st.state == 'error' or st.state == 'stopped' then
     return prefix .. ' ' .. glyph(icons, 'error')
@@ -216,13 +143,6 @@ function M.changed(client_id)
   end
 end
 
---- Files the index is done with (indexed or failed), at most filesTotal: the `n` of the shared
---- status view's `n/N` (docs/clients/status.md).
-function M.files_done(status)
-  local done = (tonumber(status.filesIndexed) or 0) + (tonumber(status.filesFailed) or 0)
-  return math.min(done, tonumber(status.filesTotal) or math.huge)
-end
-
 --- Applies an IndexStatus object (rag/statusChanged params or rag/indexStatus result).
 function M.apply_index_status(client_id, status)
   local st = M.states[client_id]
@@ -232,12 +152,8 @@ function M.apply_index_status(client_id, status)
   st.status = status
   st.state = status.state or st.state
   st.phase = status.phase or st.phase
-  st.chunks = tonumber(status.chunks) or st.chunks
-  local total = tonumber(status.filesTotal)
-  if total then
-    st.total = total
-    st.done = M.files_done(status)
-  end
+  -- a newer status than any $/progress: its display says what to show
+  st.done, st.total = nil, nil
   if st.state == 'error' then
     local errs = status.errors
     st.message = (type(errs) == 'table' and errs[#errs] and errs[#errs].message) or st.message

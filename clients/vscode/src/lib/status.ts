@@ -2,14 +2,30 @@
  * Status-bar state for ragls, kept free of `vscode` so it can be unit-tested.
  *
  * Three sources feed it: `$/progress` (begin/report/end), the `rag/statusChanged`
- * notification and the answer to `rag/indexStatus`. Whichever arrives last wins for the
- * `n/N` counter; the index state comes from the last IndexStatus, overridden to
- * "indexing" while a progress is open.
+ * notification and the answer to `rag/indexStatus`. What an IndexStatus looks like is the
+ * server's `display` (health, text, tooltip; docs/clients/status.md), shown as it is: this
+ * module only picks a codicon for the health. A `$/progress` newer than the status shows its
+ * own n/N while it runs.
  */
-import type { IndexStatus, WorkDoneProgressValue } from './protocol';
-import { CODICONS, formatNumber, indexView } from './statusView';
+import type { Health, IndexStatus, StatusDisplay, WorkDoneProgressValue } from './protocol';
 
-export { formatNumber };
+/** The codicon of each health (status bar text). */
+export const CODICONS: Record<Health, string> = {
+  indexing: '$(sync~spin)',
+  ok: '$(database)',
+  warning: '$(warning)',
+  error: '$(error)',
+};
+
+/** `1234 -> "1,234"`, whatever the locale (a progress's n/N). */
+export function formatNumber(n: number): string {
+  return Math.round(n).toLocaleString('en-US');
+}
+
+/** What the server says to show for a status; from a server older than `display`, its state. */
+export function displayOf(st: IndexStatus): StatusDisplay {
+  return st.display ?? { health: st.state === 'ready' ? 'ok' : st.state, text: st.state, tooltip: [`State: ${st.state} (${st.phase})`] };
+}
 
 export type Lifecycle =
   | 'starting' // the process is being spawned / initialize is pending
@@ -54,7 +70,8 @@ export class StatusModel {
   lifecycleDetail: string | undefined;
   status: IndexStatus | undefined;
   private progress = new Map<string, OpenProgress>();
-  private counts: { done: number; total: number } | undefined;
+  /** n/N of the last $/progress that had one, until a newer status. */
+  private progressCounts: { done: number; total: number } | undefined;
   private lastProgressEnd: string | undefined;
 
   setLifecycle(lifecycle: Lifecycle, detail?: string): void {
@@ -65,29 +82,26 @@ export class StatusModel {
     }
     if (lifecycle === 'starting') {
       this.status = undefined;
-      this.counts = undefined;
+      this.progressCounts = undefined;
     }
   }
 
   applyStatus(status: IndexStatus): void {
     this.status = status;
-    if (typeof status.filesTotal === 'number') {
-      const done = (status.filesIndexed ?? 0) + (status.filesFailed ?? 0);
-      this.counts = { done, total: status.filesTotal };
-    }
+    this.progressCounts = undefined;
   }
 
   applyProgress(token: string | number, value: WorkDoneProgressValue): void {
     const key = String(token);
     if (value.kind === 'begin') {
       this.progress.set(key, { title: value.title, message: value.message, percentage: value.percentage });
-      this.counts = parseCounts(value.message) ?? this.counts;
+      this.progressCounts = parseCounts(value.message) ?? this.progressCounts;
     } else if (value.kind === 'report') {
       const open = this.progress.get(key) ?? { title: 'ragls' };
       if (value.message !== undefined) open.message = value.message;
       if (value.percentage !== undefined) open.percentage = value.percentage;
       this.progress.set(key, open);
-      this.counts = parseCounts(value.message) ?? this.counts;
+      this.progressCounts = parseCounts(value.message) ?? this.progressCounts;
     } else {
       this.progress.delete(key);
       this.lastProgressEnd = value.message;
@@ -145,19 +159,21 @@ export class StatusModel {
     }
 
     const st = this.status;
-    const details = statusDetails(st);
+    const shown = st && displayOf(st);
+    const details = shown?.tooltip ?? [];
     // $/progress newer than the status: the progress's n/N, with the indexing icon.
-    if (this.progressActive || st?.state === 'indexing') {
-      const c = this.counts;
+    if (this.progressActive || shown?.health === 'indexing') {
+      const c = this.progressCounts;
       const pct = this.currentPercentage();
       let text = `${CODICONS.indexing} RAG`;
       if (c && c.total > 0) text += ` ${formatNumber(Math.min(c.done, c.total))}/${formatNumber(c.total)}`;
+      else if (shown?.health === 'indexing') text += ` ${shown.text}`;
       else if (pct !== undefined) text += ` ${Math.round(pct)}%`;
       else text += ' indexing';
       const lines = [...this.progressLines(), ...details];
       return { text, details: lines, severity: 'normal', spinning: true, state: 'indexing' };
     }
-    if (!st) {
+    if (!st || !shown) {
       return {
         text: '$(sync~spin) RAG',
         details: ['Waiting for the index status...'],
@@ -166,13 +182,11 @@ export class StatusModel {
         state: 'starting',
       };
     }
-    // Everything else is the shared mapping (docs/clients/status.md).
-    const v = indexView(st);
-    const severity = v.icon === 'error' || v.icon === 'warning' ? 'warning' : 'normal';
+    // The server's display, as it is (docs/clients/status.md).
     return {
-      text: `${CODICONS[v.icon]} RAG ${v.text}`,
+      text: `${CODICONS[shown.health] ?? CODICONS.ok} RAG ${shown.text}`,
       details,
-      severity,
+      severity: shown.health === 'error' || shown.health === 'warning' ? 'warning' : 'normal',
       spinning: false,
       state: st.state === 'error' ? 'error' : 'ready',
     };
@@ -195,7 +209,7 @@ export class StatusModel {
   }
 }
 
-/** The tooltip and quick-pick lines for an IndexStatus: the shared mapping's tooltip. */
+/** The tooltip and quick-pick lines for an IndexStatus: the server's display. */
 export function statusDetails(st: IndexStatus | undefined): string[] {
-  return st ? indexView(st).tooltip : [];
+  return st ? displayOf(st).tooltip : [];
 }

@@ -16,7 +16,7 @@ import {
   toQuery,
 } from '../../src/lib/format';
 import { lineSpan } from '../../src/lib/ranges';
-import type { Chunk } from '../../src/lib/protocol';
+import type { Chunk, RetrieveResult } from '../../src/lib/protocol';
 
 const chunk: Chunk = {
   uri: 'file:///ws/billing/invoice.py',
@@ -27,6 +27,8 @@ const chunk: Chunk = {
   language: 'python',
   score: 0.8312,
   content: '    def compute_total(self) -> Decimal:\n        """Sum every line item and add the sales tax."""\n',
+  folder: null,
+  folderUri: null,
 };
 
 const context =
@@ -66,7 +68,7 @@ test('hit labels name the symbol, the location and the kind', () => {
 });
 
 test('search result lines are numbered markdown', () => {
-  const lines = searchResultLines([chunk, { ...chunk, symbol: undefined, path: 'docs/a_b.md', kind: 'section', language: 'markdown' }]);
+  const lines = searchResultLines([chunk, { ...chunk, symbol: null, path: 'docs/a_b.md', kind: 'section', language: 'markdown' }]);
   assert.equal(lines[0], '1. `Invoice.compute_total` billing/invoice.py:22-25 (method, python, score 0.831)');
   assert.equal(lines[1], '2. docs/a\\_b.md:22-25 (section, markdown, score 0.831)');
   assert.equal(escapeMarkdown('a*b'), 'a\\*b');
@@ -103,7 +105,8 @@ test('degraded results (protocol 2 warnings, or a protocol-1 error with chunks) 
   const v2 = { ...base, error: null, warnings: ['dense search unavailable (HTTP 500); results are lexical only'] };
   assert.equal(degradedNote(v2), 'Degraded search: dense search unavailable (HTTP 500); results are lexical only');
   assert.equal(retrievalFailure(v2), undefined);
-  const v1 = { ...base, error: 'dense search unavailable; results are lexical only' };
+  // protocol 1 (an older server): no `warnings`
+  const v1 = { ...base, error: 'dense search unavailable; results are lexical only' } as RetrieveResult;
   assert.match(degradedNote(v1) ?? '', /lexical only/);
   assert.equal(retrievalFailure(v1), undefined, 'an old server that still returned results did not fail');
   const failed = { context: '', chunks: [], tookMs: 0, error: 'retrieval failed: store down', warnings: [] };

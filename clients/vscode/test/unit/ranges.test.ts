@@ -43,6 +43,8 @@ const chunk = (path: string, first: number, last: number, symbol: string | null)
   language: 'python',
   score: 1,
   content: 'x\n',
+  folder: null,
+  folderUri: null,
 });
 
 test('references follow the context: its blocks, in its order, only chunks the model saw', () => {

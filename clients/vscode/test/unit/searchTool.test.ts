@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { test } from 'node:test';
+import type { RetrieveResult } from '../../src/lib/protocol';
 import { SEARCH_TOOL_NAME, searchToolParams, searchToolText } from '../../src/lib/searchTool';
 import { PACKAGE_ROOT } from '../support/env';
 
@@ -32,10 +33,13 @@ test('tool input -> rag/retrieve params, with errors a model can act on', () => 
 
 test('tool result text: the context, or why there is none', () => {
   const params = { query: 'q' };
-  assert.equal(searchToolText({ context: '<rag_context>\nx\n</rag_context>', chunks: [], tookMs: 1 }, params), '<rag_context>\nx\n</rag_context>');
-  assert.match(searchToolText({ context: '', chunks: [], tookMs: 1, error: 'store down' }, params), /could not search the index: store down/);
-  assert.match(searchToolText({ context: '', chunks: [], tookMs: 1 }, { query: 'q', paths: ['src/**'] }), /No indexed code matches "q" within paths src\/\*\*/);
-  assert.match(searchToolText({ context: '', chunks: [], tookMs: 1 }, { query: 'q', folders: ['web'] }), /within folders web/);
+  const empty: RetrieveResult = { context: '', chunks: [], tookMs: 1, error: null, warnings: [] };
+  assert.equal(searchToolText({ ...empty, context: '<rag_context>\nx\n</rag_context>' }, params), '<rag_context>\nx\n</rag_context>');
+  assert.match(searchToolText({ ...empty, error: 'store down' }, params), /could not search the index: store down/);
+  assert.match(searchToolText(empty, { query: 'q', paths: ['src/**'] }), /No indexed code matches "q" within paths src\/\*\*/);
+  assert.match(searchToolText(empty, { query: 'q', folders: ['web'] }), /within folders web/);
+  // an older server (protocol 1) sends neither `error` nor `warnings` when all is well
+  assert.match(searchToolText({ context: '', chunks: [], tookMs: 1 } as unknown as RetrieveResult, params), /No indexed code matches "q"/);
 });
 
 test('package.json contributes the tool as #ragls with a schema matching the params', () => {

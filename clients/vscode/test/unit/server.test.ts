@@ -13,6 +13,7 @@ import { chatRetrieveParams } from '../../src/lib/chatCommands';
 import { prependContext } from '../../src/lib/format';
 import { searchToolParams, searchToolText } from '../../src/lib/searchTool';
 import { followsFolderChanges, type IndexStatus, type RetrieveResult } from '../../src/lib/protocol';
+import { CODICONS, StatusModel, formatNumber } from '../../src/lib/status';
 import { RaglsTestClient } from '../support/lspClient';
 import { EXPECTED_PATH, EXPECTED_SYMBOL, IS_CI, QUERY, copyFixture, isExecutable, serverEnv, serverPath } from '../support/env';
 
@@ -68,6 +69,20 @@ describe('real ragls server over vscode-jsonrpc', { skip: available ? false : `r
     assert.ok(ready.filesTotal > 0, 'some files indexed');
     assert.ok(ready.chunks > 0, 'chunks in the store');
     assert.ok(ready.filesSkipped > 0, 'ignored/secret files are counted as skipped');
+  });
+
+  test('the status bar shows the display the server sent, as it is', () => {
+    assert.ok(ready, 'the index never became ready');
+    const shown = ready.display;
+    assert.ok(shown, 'a display in rag/indexStatus');
+    assert.equal(shown.health, ready.filesFailed > 0 ? 'warning' : 'ok');
+    assert.equal(shown.text, `${formatNumber(ready.chunks)} chunks${ready.filesFailed ? `, ${ready.filesFailed} failed` : ''}`);
+    const m = new StatusModel();
+    m.setLifecycle('running');
+    m.applyStatus(ready);
+    assert.equal(m.view().text, `${CODICONS[shown.health]} RAG ${shown.text}`);
+    assert.deepEqual(m.view().details, shown.tooltip);
+    assert.equal(shown.tooltip[0], 'State: ready (idle)');
   });
 
   test('$/progress reported the indexing run (begin, end)', async () => {

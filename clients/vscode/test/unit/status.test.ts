@@ -1,35 +1,29 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import type { IndexStatus } from '../../src/lib/protocol';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { StatusModel, parseCounts, statusDetails } from '../../src/lib/status';
-import { CODICONS, folderLine, indexView } from '../../src/lib/statusView';
+import type { IndexStatus, StatusDisplay } from '../../src/lib/protocol';
+import { CODICONS, StatusModel, displayOf, parseCounts, statusDetails } from '../../src/lib/status';
 import { followsFolderChanges } from '../../src/lib/protocol';
 import { REPO_ROOT } from '../support/env';
 
-function status(over: Partial<IndexStatus> = {}): IndexStatus {
-  return {
-    state: 'ready',
-    phase: 'idle',
-    filesTotal: 9,
-    filesIndexed: 9,
-    filesFailed: 0,
-    filesSkipped: 5,
-    skippedByReason: { ignored: 4, secret: 1, binary: 0 },
-    chunks: 1234,
-    lexical: { done: 9, total: 9 },
-    dense: { done: 9, total: 9 },
-    lastIndexedAt: '2025-01-01T00:00:00Z',
-    embedder: { provider: 'local', model: 'all-MiniLM-L6-v2', dimension: 384 },
-    store: { kind: 'edge', location: '/tmp/x' },
-    cache: { hits: 1, misses: 3, hitRate: 0.25 },
-    errors: [],
-    workspace: '/ws',
-    version: '0.1.0',
-    ...over,
-  };
+interface CaseTable {
+  base: Omit<IndexStatus, 'display'>;
+  cases: { name: string; status: Partial<IndexStatus>; display: StatusDisplay }[];
 }
+
+function table(file: string): CaseTable {
+  return JSON.parse(fs.readFileSync(path.join(REPO_ROOT, 'tests', 'fixtures', file), 'utf8')) as CaseTable;
+}
+
+const BASE = table('status-cases.json').base;
+
+/** A status as the server sends it: its fields and, apart, what the server says to show. */
+function status(over: Partial<IndexStatus>, display: StatusDisplay): IndexStatus {
+  return { ...BASE, ...over, display };
+}
+
+const READY: StatusDisplay = { health: 'ok', text: '1,234 chunks', tooltip: ['State: ready (idle)', 'Chunks: 1,234'] };
 
 test('parseCounts reads n/N out of progress messages', () => {
   assert.deepEqual(parseCounts('3/10 files'), { done: 3, total: 10 });
@@ -52,7 +46,7 @@ test('lifecycle states before the server runs', () => {
   assert.equal(m.view().state, 'noWorkspace');
 });
 
-test('progress drives the spinner and n/N, then status drives ready', () => {
+test('progress drives the spinner and n/N, then the status shows the server display', () => {
   const m = new StatusModel();
   m.setLifecycle('running');
   assert.equal(m.view().state, 'starting'); // running, no status yet
@@ -65,20 +59,25 @@ test('progress drives the spinner and n/N, then status drives ready', () => {
   m.applyProgress('t1', { kind: 'end', message: '9 files, 1234 chunks' });
   // Progress ended but no status yet: still waiting, not falsely "ready".
   assert.notEqual(m.view().state, 'ready');
-  m.applyStatus(status());
+  m.applyStatus(status({}, READY));
   const v = m.view();
   assert.equal(v.state, 'ready');
   assert.equal(v.text, '$(database) RAG 1,234 chunks');
+  assert.deepEqual(v.details, READY.tooltip);
   assert.equal(v.severity, 'normal');
   assert.equal(v.spinning, false);
 });
 
-test('statusChanged while indexing shows n/N without progress', () => {
+test('statusChanged while indexing shows the server text, a newer progress its own n/N', () => {
   const m = new StatusModel();
   m.setLifecycle('running');
-  m.applyStatus(status({ state: 'indexing', phase: 'dense', filesIndexed: 2, filesFailed: 1, chunks: 10 }));
-  assert.equal(m.view().text, '$(sync~spin) RAG 3/9');
-  m.applyStatus(status({ state: 'indexing', phase: 'discovering', filesTotal: 0, filesIndexed: 0, chunks: 0 }));
+  const indexing = { state: 'indexing', phase: 'dense', filesIndexed: 2, filesFailed: 1 } as const;
+  m.applyStatus(status(indexing, { health: 'indexing', text: 'server says 3 of 9', tooltip: ['t'] }));
+  assert.equal(m.view().text, '$(sync~spin) RAG server says 3 of 9');
+  assert.ok(m.view().spinning);
+  m.applyProgress('p', { kind: 'report', message: '5/9 files' });
+  assert.equal(m.view().text, '$(sync~spin) RAG 5/9');
+  m.applyStatus(status(indexing, { health: 'indexing', text: 'indexing', tooltip: ['t'] }));
   assert.equal(m.view().text, '$(sync~spin) RAG indexing');
 });
 
@@ -92,31 +91,43 @@ test('percentage is used when no counts are known', () => {
 test('a watch re-index after ready spins again, then returns to ready', () => {
   const m = new StatusModel();
   m.setLifecycle('running');
-  m.applyStatus(status());
+  m.applyStatus(status({}, READY));
   m.applyProgress('w', { kind: 'begin', title: 'ragls: indexing', message: '0/1 files' });
   assert.equal(m.view().state, 'indexing');
   assert.equal(m.view().text, '$(sync~spin) RAG 0/1');
   m.applyProgress('w', { kind: 'end', message: '1 files' });
   assert.equal(m.view().state, 'ready');
+  assert.equal(m.view().text, '$(database) RAG 1,234 chunks');
 });
 
-test('error state and failed files use the warning colour', () => {
+test('the health picks the icon and the colour; the text and tooltip are the server strings', () => {
   const m = new StatusModel();
   m.setLifecycle('running');
-  m.applyStatus(status({ state: 'error', phase: 'error', errors: [{ path: 'a.py', message: 'boom', time: 't' }] }));
+  m.applyStatus(status({ state: 'error', phase: 'error' }, { health: 'error', text: 'err text', tooltip: ['a.py: boom'] }));
   let v = m.view();
-  assert.deepEqual([v.state, v.severity, v.text], ['error', 'warning', '$(error) RAG error']);
-  assert.ok(v.details.some((l) => l.includes('a.py: boom')));
-  m.applyStatus(status({ filesIndexed: 7, filesFailed: 2 }));
+  assert.deepEqual([v.state, v.severity, v.text, v.details], ['error', 'warning', '$(error) RAG err text', ['a.py: boom']]);
+  m.applyStatus(status({}, { health: 'warning', text: 'warn text', tooltip: [] }));
   v = m.view();
-  assert.deepEqual([v.state, v.severity], ['ready', 'warning']);
-  assert.equal(v.text, '$(warning) RAG 1,234 chunks, 2 failed');
+  assert.deepEqual([v.state, v.severity, v.text], ['ready', 'warning', '$(warning) RAG warn text']);
+});
+
+test('the client maps nothing: whatever the fields say, the display is shown', () => {
+  const m = new StatusModel();
+  m.setLifecycle('running');
+  // a ready status with no failure, whose display the server made an error: the display wins
+  const shown: StatusDisplay = { health: 'error', text: 'from the server 7', tooltip: ['only', 'these lines'] };
+  m.applyStatus(status({ state: 'ready', filesFailed: 0, warnings: [] }, shown));
+  const v = m.view();
+  assert.equal(v.text, '$(error) RAG from the server 7');
+  assert.deepEqual(v.details, ['only', 'these lines']);
+  assert.equal(v.severity, 'warning');
+  assert.deepEqual(statusDetails(m.status), ['only', 'these lines']);
 });
 
 test('restarting the server clears the stale status', () => {
   const m = new StatusModel();
   m.setLifecycle('running');
-  m.applyStatus(status());
+  m.applyStatus(status({}, READY));
   m.setLifecycle('starting');
   assert.equal(m.status, undefined);
   assert.equal(m.view().state, 'starting');
@@ -126,54 +137,29 @@ for (const [file, min] of [
   ['status-cases.json', 10],
   ['status-folder-cases.json', 4],
 ] as const) {
-  test(`the shared status case table (tests/fixtures/${file})`, () => {
-    const table = JSON.parse(fs.readFileSync(path.join(REPO_ROOT, 'tests', 'fixtures', file), 'utf8'));
-    assert.ok(table.cases.length >= min);
-    runCases(table);
+  test(`every display of the status case table renders as the server wrote it (tests/fixtures/${file})`, () => {
+    const t = table(file);
+    assert.ok(t.cases.length >= min);
+    for (const c of t.cases) {
+      const st = { ...t.base, ...c.status, display: c.display } as IndexStatus;
+      const m = new StatusModel();
+      m.setLifecycle('running');
+      m.applyStatus(st);
+      assert.equal(m.view().text, `${CODICONS[c.display.health]} RAG ${c.display.text}`, c.name);
+      assert.deepEqual(m.view().details, c.display.tooltip, c.name);
+    }
   });
 }
 
-function runCases(table: { base: IndexStatus; cases: { name: string; status: Partial<IndexStatus>; icon: string; text: string; tooltip: string[] }[] }): void {
-  for (const c of table.cases) {
-    const st = { ...table.base, ...c.status } as IndexStatus;
-    assert.deepEqual(indexView(st), { icon: c.icon, text: c.text, tooltip: c.tooltip }, c.name);
-    // The status bar renders that view (a running server with no newer progress).
-    const m = new StatusModel();
-    m.setLifecycle('running');
-    m.applyStatus(st);
-    assert.equal(m.view().text, `${CODICONS[c.icon as keyof typeof CODICONS]} RAG ${c.text}`, c.name);
-    assert.deepEqual(m.view().details, c.tooltip, c.name);
-  }
-}
-
-test('status details of an old server', () => {
+test('an old server without display: its state, no mapping', () => {
   assert.deepEqual(statusDetails(undefined), []);
-  // Unknown/missing optional fields of an older server are tolerated.
-  const minimal = statusDetails({ state: 'ready', phase: 'idle', filesTotal: 0, filesIndexed: 0, filesFailed: 0, filesSkipped: 0, chunks: 0 });
-  assert.deepEqual(minimal, ['State: ready (idle)', 'Files: 0/0 indexed', 'Chunks: 0']);
-});
-
-test('multi-root: totals in the status bar, one detail line per folder', () => {
+  const old = { ...BASE, state: 'ready', phase: 'idle' } as IndexStatus;
+  assert.deepEqual(displayOf(old), { health: 'ok', text: 'ready', tooltip: ['State: ready (idle)'] });
   const m = new StatusModel();
   m.setLifecycle('running');
-  const folder = { state: 'ready', phase: 'idle', filesTotal: 2, filesIndexed: 2, filesFailed: 0, chunks: 7 };
-  m.applyStatus(
-    status({
-      protocolVersion: 3,
-      chunks: 1234,
-      folders: [
-        { ...folder, name: 'alpha', uri: 'file:///ws/alpha', chunks: 1227 },
-        { ...folder, name: 'beta', uri: 'file:///ws/beta' },
-      ],
-    }),
-  );
-  const v = m.view();
-  assert.equal(v.text, '$(database) RAG 1,234 chunks');
-  assert.deepEqual(
-    v.details.filter((l) => l.startsWith('Folder ')),
-    ['Folder alpha: ready (idle), 2/2 files, 1,227 chunks', 'Folder beta: ready (idle), 2/2 files, 7 chunks'],
-  );
-  assert.equal(folderLine({ ...folder, name: 'lib', uri: 'file:///ws/alpha/lib', nestedIn: 'alpha' }), 'Folder lib: inside alpha');
+  m.applyStatus({ ...BASE, state: 'error', phase: 'waiting' } as IndexStatus);
+  assert.equal(m.view().text, '$(error) RAG error');
+  assert.deepEqual(m.view().details, ['State: error (waiting)']);
 });
 
 test('followsFolderChanges reads the server capability (protocol 3), not an old server', () => {

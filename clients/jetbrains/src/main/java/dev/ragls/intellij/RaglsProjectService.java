@@ -19,7 +19,6 @@ import com.redhat.devtools.lsp4ij.LanguageServerManager;
 import com.redhat.devtools.lsp4ij.ServerStatus;
 import com.redhat.devtools.lsp4ij.server.LanguageServerException;
 import dev.ragls.core.chat.RagChat;
-import dev.ragls.core.json.Json;
 import dev.ragls.core.protocol.IndexStatus;
 import dev.ragls.core.protocol.ProgressEvent;
 import dev.ragls.core.protocol.ReindexResult;
@@ -30,7 +29,6 @@ import dev.ragls.core.server.RequestAwait;
 import dev.ragls.core.server.ServerLifecycle;
 import dev.ragls.core.server.ServerLocator;
 import dev.ragls.core.status.StatusModel;
-import dev.ragls.intellij.lsp.GsonBridge;
 import dev.ragls.intellij.lsp.RaglsServerApi;
 import dev.ragls.intellij.settings.RaglsConfigurable;
 import dev.ragls.intellij.settings.RaglsSettings;
@@ -164,7 +162,7 @@ public final class RaglsProjectService implements Disposable {
         }
         // the server pulls the ragls section of workspace/configuration after this notification
         server().thenAccept(s -> s.getWorkspaceService().didChangeConfiguration(new DidChangeConfigurationParams(
-                GsonBridge.toGson(RaglsSettings.getInstance().clientSettings().toServerSettings()))));
+                RaglsSettings.getInstance().clientSettings().toServerSettings())));
     }
 
     public void onServerMissing(ServerLocator.Result result) {
@@ -273,15 +271,16 @@ public final class RaglsProjectService implements Disposable {
 
     public CompletableFuture<IndexStatus> refreshIndexStatus() {
         CompletableFuture<IndexStatus> f = server().thenCompose(s -> s.indexStatus(new JsonObject()))
-                .thenApply(j -> IndexStatus.fromJson(GsonBridge.toMap(j)));
+                .thenApply(IndexStatus::fromJson);
         f.thenAccept(status::onStatus);
         return f;
     }
 
     public CompletableFuture<ReindexResult> reindex(boolean full) {
         log((full ? "full " : "") + "reindex requested");
-        return server().thenCompose(s -> s.reindex(GsonBridge.toGson(Json.obj("full", full))))
-                .thenApply(j -> ReindexResult.fromJson(GsonBridge.toMap(j)));
+        JsonObject params = new JsonObject();
+        params.addProperty("full", full);
+        return server().thenCompose(s -> s.reindex(params)).thenApply(ReindexResult::fromJson);
     }
 
     /**
@@ -297,9 +296,9 @@ public final class RaglsProjectService implements Disposable {
             long t0 = System.nanoTime();
             RaglsServerApi s = RequestAwait.await(server(), RETRIEVE_TIMEOUT, cancelled, "rag/retrieve");
             Duration left = RETRIEVE_TIMEOUT.minusNanos(System.nanoTime() - t0);
-            CompletableFuture<JsonObject> request = s.retrieve(GsonBridge.toGson(params.toJson()));
+            CompletableFuture<JsonObject> request = s.retrieve(params.toJson());
             JsonObject answer = RequestAwait.await(request, left.isNegative() ? Duration.ZERO : left, cancelled, "rag/retrieve");
-            return RetrieveResult.fromJson(GsonBridge.toMap(answer));
+            return RetrieveResult.fromJson(answer);
         };
     }
 

@@ -7,7 +7,7 @@ import dev.ragls.core.chat.ChatException;
 import dev.ragls.core.chat.ChatMessage;
 import dev.ragls.core.chat.OpenAiChatClient;
 import dev.ragls.core.chat.SseParser;
-import dev.ragls.core.json.Json;
+import dev.ragls.core.lsp.Trees;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -72,7 +72,7 @@ class ChatClientTest {
             try {
                 lastPath.set(ex.getRequestURI().getPath());
                 lastAuth.set(ex.getRequestHeaders().getFirst("Authorization"));
-                lastBody.set(Json.parseObject(new String(ex.getRequestBody().readAllBytes(), StandardCharsets.UTF_8)));
+                lastBody.set(Trees.parseObject(new String(ex.getRequestBody().readAllBytes(), StandardCharsets.UTF_8)));
                 h.handle(ex);
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
@@ -96,8 +96,8 @@ class ChatClientTest {
     }
 
     private static String delta(String text) {
-        return "data: " + Json.write(Json.obj("id", "c1", "object", "chat.completion.chunk",
-                "choices", List.of(Json.obj("index", 0, "delta", Json.obj("content", text), "finish_reason", null)))) + "\n\n";
+        return "data: " + Trees.write(Trees.obj("id", "c1", "object", "chat.completion.chunk",
+                "choices", List.of(Trees.obj("index", 0, "delta", Trees.obj("content", text), "finish_reason", null)))) + "\n\n";
     }
 
     private static void json(HttpExchange ex, int status, String body) throws IOException {
@@ -143,7 +143,7 @@ class ChatClientTest {
         Map<String, Object> body = lastBody.get();
         assertEquals("test-model", body.get("model"));
         assertEquals(Boolean.TRUE, body.get("stream"));
-        List<Object> msgs = Json.asList(body.get("messages"));
+        List<Object> msgs = Trees.asList(body.get("messages"));
         assertEquals(Map.of("role", "user", "content", "hi \"there\""), msgs.get(1));
     }
 

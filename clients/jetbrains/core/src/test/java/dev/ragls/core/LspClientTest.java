@@ -1,9 +1,9 @@
 package dev.ragls.core;
 
-import dev.ragls.core.json.Json;
 import dev.ragls.core.lsp.LspClient;
 import dev.ragls.core.lsp.LspException;
 import dev.ragls.core.lsp.LspFraming;
+import dev.ragls.core.lsp.Trees;
 import dev.ragls.core.server.RequestAwait;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -92,7 +92,7 @@ class LspClientTest {
             try {
                 String body;
                 while ((body = LspFraming.read(serverIn)) != null) {
-                    fromClient.add(Json.parseObject(body));
+                    fromClient.add(Trees.parseObject(body));
                 }
             } catch (IOException ignored) {
                 // closed
@@ -109,7 +109,7 @@ class LspClientTest {
     }
 
     private void serverSends(Object msg) throws IOException {
-        LspFraming.write(serverOut, Json.write(msg));
+        LspFraming.write(serverOut, Trees.write(msg));
     }
 
     private Map<String, Object> nextFromClient() throws InterruptedException {
@@ -122,17 +122,17 @@ class LspClientTest {
 
     @Test
     void requestsGetTheirOwnResponses() throws Exception {
-        CompletableFuture<Object> a = client.request("rag/indexStatus", Json.obj());
-        CompletableFuture<Object> b = client.request("rag/retrieve", Json.obj("query", "x"));
+        CompletableFuture<Object> a = client.request("rag/indexStatus", Trees.obj());
+        CompletableFuture<Object> b = client.request("rag/retrieve", Trees.obj("query", "x"));
         Map<String, Object> ra = nextFromClient();
         Map<String, Object> rb = nextFromClient();
         assertEquals("2.0", ra.get("jsonrpc"));
         assertEquals("rag/indexStatus", ra.get("method"));
         assertEquals(Map.of("query", "x"), rb.get("params"));
         // answer out of order
-        serverSends(Json.obj("jsonrpc", "2.0", "id", rb.get("id"), "result", Json.obj("context", "")));
-        serverSends(Json.obj("jsonrpc", "2.0", "id", ra.get("id"), "error",
-                Json.obj("code", -32602, "message", "topK: Input should be less than or equal to 100")));
+        serverSends(Trees.obj("jsonrpc", "2.0", "id", rb.get("id"), "result", Trees.obj("context", "")));
+        serverSends(Trees.obj("jsonrpc", "2.0", "id", ra.get("id"), "error",
+                Trees.obj("code", -32602, "message", "topK: Input should be less than or equal to 100")));
         assertEquals(Map.of("context", ""), b.get(5, TimeUnit.SECONDS));
         ExecutionException e = assertThrows(ExecutionException.class, () -> a.get(5, TimeUnit.SECONDS));
         LspException le = assertInstanceOf(LspException.class, e.getCause());
@@ -146,30 +146,30 @@ class LspClientTest {
         BlockingQueue<String> any = new LinkedBlockingQueue<>();
         client.onNotification("$/progress", progress::add);
         client.onAnyNotification((m, p) -> any.add(m));
-        client.setConfiguration(Json.obj("retrieval", Json.obj("topK", 7)));
+        client.setConfiguration(Trees.obj("retrieval", Trees.obj("topK", 7)));
 
-        serverSends(Json.obj("jsonrpc", "2.0", "id", 1, "method", "window/workDoneProgress/create", "params", Json.obj("token", "t")));
+        serverSends(Trees.obj("jsonrpc", "2.0", "id", 1, "method", "window/workDoneProgress/create", "params", Trees.obj("token", "t")));
         Map<String, Object> created = nextFromClient();
         assertEquals(1L, created.get("id"));
         assertTrue(created.containsKey("result"));
         assertNull(created.get("result"));
 
-        serverSends(Json.obj("jsonrpc", "2.0", "id", "c2", "method", "workspace/configuration",
-                "params", Json.obj("items", List.of(Json.obj("section", "ragls"), Json.obj("section", "other")))));
+        serverSends(Trees.obj("jsonrpc", "2.0", "id", "c2", "method", "workspace/configuration",
+                "params", Trees.obj("items", List.of(Trees.obj("section", "ragls"), Trees.obj("section", "other")))));
         Map<String, Object> conf = nextFromClient();
         assertEquals("c2", conf.get("id"));
-        List<Object> result = Json.asList(conf.get("result"));
+        List<Object> result = Trees.asList(conf.get("result"));
         assertEquals(2, result.size());
         assertEquals(Map.of("retrieval", Map.of("topK", 7L)), result.get(0));
         assertNull(result.get(1));
 
-        serverSends(Json.obj("jsonrpc", "2.0", "id", 3, "method", "custom/unknown"));
+        serverSends(Trees.obj("jsonrpc", "2.0", "id", 3, "method", "custom/unknown"));
         Map<String, Object> unknown = nextFromClient();
-        assertEquals((long) LspException.METHOD_NOT_FOUND, Json.getObject(unknown, "error").get("code"));
+        assertEquals((long) LspException.METHOD_NOT_FOUND, Trees.getObject(unknown, "error").get("code"));
 
-        serverSends(Json.obj("jsonrpc", "2.0", "method", "$/progress",
-                "params", Json.obj("token", "t", "value", Json.obj("kind", "begin", "title", "ragls: indexing"))));
-        serverSends(Json.obj("jsonrpc", "2.0", "method", "rag/statusChanged", "params", Json.obj("state", "ready")));
+        serverSends(Trees.obj("jsonrpc", "2.0", "method", "$/progress",
+                "params", Trees.obj("token", "t", "value", Trees.obj("kind", "begin", "title", "ragls: indexing"))));
+        serverSends(Trees.obj("jsonrpc", "2.0", "method", "rag/statusChanged", "params", Trees.obj("state", "ready")));
         Map<String, Object> p = progress.poll(5, TimeUnit.SECONDS);
         assertEquals("t", p.get("token"));
         assertEquals("$/progress", any.poll(5, TimeUnit.SECONDS));
@@ -181,39 +181,39 @@ class LspClientTest {
         CompletableFuture<Object> nested = new CompletableFuture<>();
         client.onNotification("rag/statusChanged", params -> client.request("rag/indexStatus", null)
                 .whenComplete((r, e) -> nested.complete(r)));
-        serverSends(Json.obj("jsonrpc", "2.0", "method", "rag/statusChanged", "params", Json.obj()));
+        serverSends(Trees.obj("jsonrpc", "2.0", "method", "rag/statusChanged", "params", Trees.obj()));
         Map<String, Object> req = nextFromClient();
         assertEquals("rag/indexStatus", req.get("method"));
         assertFalse(req.containsKey("params"));
-        serverSends(Json.obj("jsonrpc", "2.0", "id", req.get("id"), "result", Json.obj("state", "ready")));
+        serverSends(Trees.obj("jsonrpc", "2.0", "id", req.get("id"), "result", Trees.obj("state", "ready")));
         assertEquals(Map.of("state", "ready"), nested.get(5, TimeUnit.SECONDS));
     }
 
     @Test
     void timeoutSendsCancel() throws Exception {
         LspException e = assertThrows(LspException.class,
-                () -> client.requestSync("rag/retrieve", Json.obj("query", "q"), Duration.ofMillis(200)));
+                () -> client.requestSync("rag/retrieve", Trees.obj("query", "q"), Duration.ofMillis(200)));
         assertEquals(LspException.TIMEOUT, e.code());
         Map<String, Object> req = nextFromClient();
         Map<String, Object> cancel = nextFromClient();
         assertEquals("$/cancelRequest", cancel.get("method"));
-        assertEquals(req.get("id"), Json.getObject(cancel, "params").get("id"));
+        assertEquals(req.get("id"), Trees.getObject(cancel, "params").get("id"));
     }
 
     /** Issue 18: the plugin's retrieve wait (RequestAwait) cancels the request future on timeout: $/cancelRequest goes out. */
     @Test
     void requestAwaitTimeoutSendsCancelRequest() throws Exception {
-        CompletableFuture<Object> f = client.request("rag/retrieve", Json.obj("query", "q"));
+        CompletableFuture<Object> f = client.request("rag/retrieve", Trees.obj("query", "q"));
         assertThrows(TimeoutException.class, () -> RequestAwait.await(f, Duration.ofMillis(200), () -> false, "rag/retrieve"));
         Map<String, Object> req = nextFromClient();
         Map<String, Object> cancel = nextFromClient();
         assertEquals("$/cancelRequest", cancel.get("method"));
-        assertEquals(req.get("id"), Json.getObject(cancel, "params").get("id"));
+        assertEquals(req.get("id"), Trees.getObject(cancel, "params").get("id"));
     }
 
     @Test
     void requestAwaitUserCancelSendsCancelRequest() throws Exception {
-        CompletableFuture<Object> f = client.request("rag/retrieve", Json.obj("query", "q"));
+        CompletableFuture<Object> f = client.request("rag/retrieve", Trees.obj("query", "q"));
         long t0 = System.nanoTime();
         AtomicBoolean stop = new AtomicBoolean();
         new Thread(() -> {
@@ -225,14 +225,14 @@ class LspClientTest {
         Map<String, Object> req = nextFromClient();
         Map<String, Object> cancel = nextFromClient();
         assertEquals("$/cancelRequest", cancel.get("method"));
-        assertEquals(req.get("id"), Json.getObject(cancel, "params").get("id"));
+        assertEquals(req.get("id"), Trees.getObject(cancel, "params").get("id"));
     }
 
     @Test
     void requestAwaitReturnsTheAnswerAndSendsNoCancel() throws Exception {
-        CompletableFuture<Object> f = client.request("rag/indexStatus", Json.obj());
+        CompletableFuture<Object> f = client.request("rag/indexStatus", Trees.obj());
         Map<String, Object> req = nextFromClient();
-        serverSends(Json.obj("jsonrpc", "2.0", "id", req.get("id"), "result", Json.obj("state", "ready")));
+        serverSends(Trees.obj("jsonrpc", "2.0", "id", req.get("id"), "result", Trees.obj("state", "ready")));
         assertEquals(Map.of("state", "ready"), RequestAwait.await(f, Duration.ofSeconds(10), () -> false, "rag/indexStatus"));
         assertNull(fromClient.poll(300, TimeUnit.MILLISECONDS), "nothing else was sent");
     }
@@ -247,14 +247,14 @@ class LspClientTest {
 
     @Test
     void pendingRequestsFailWhenTheServerGoesAway() throws Exception {
-        CompletableFuture<Object> f = client.request("rag/indexStatus", Json.obj());
+        CompletableFuture<Object> f = client.request("rag/indexStatus", Trees.obj());
         nextFromClient();
         serverOut.close();
         ExecutionException e = assertThrows(ExecutionException.class, () -> f.get(5, TimeUnit.SECONDS));
         assertEquals(LspException.CONNECTION_CLOSED, ((LspException) e.getCause()).code());
         client.closedFuture().get(5, TimeUnit.SECONDS);
         assertFalse(client.isAlive());
-        CompletableFuture<Object> after = client.request("rag/indexStatus", Json.obj());
+        CompletableFuture<Object> after = client.request("rag/indexStatus", Trees.obj());
         assertTrue(after.isCompletedExceptionally());
     }
 }

@@ -3,6 +3,7 @@ package dev.ragls.core;
 import dev.ragls.core.chat.RagContext;
 import dev.ragls.core.lsp.LspClient;
 import dev.ragls.core.lsp.RaglsSession;
+import dev.ragls.core.lsp.Trees;
 import dev.ragls.core.protocol.Chunk;
 import dev.ragls.core.protocol.IndexStatus;
 import dev.ragls.core.protocol.RetrieveParams;
@@ -74,7 +75,7 @@ class MultiRootServerTest {
                 Map.of("XDG_CACHE_HOME", cache.toString(), "RAGLS_CACHE_DIR", cache.resolve("ragls").toString()),
                 stderr::add);
         client.onRequest("window/workDoneProgress/create", params -> null);
-        client.onNotification(RaglsSession.STATUS_CHANGED, p -> model.onStatus(IndexStatus.fromJson(p)));
+        client.onNotification(RaglsSession.STATUS_CHANGED, p -> model.onStatus(IndexStatus.fromJson(Trees.tree(p))));
         ClientSettings settings = ClientSettings.defaults();
         client.setConfiguration(settings.toServerSettings());
         session = new RaglsSession(client, TIMEOUT);
@@ -126,6 +127,7 @@ class MultiRootServerTest {
         assertEquals(2, lines.size(), String.join("\n", model.details()));
         assertTrue(lines.get(0).startsWith("Folder alpha: ready (idle), 1/1 files"), lines.get(0));
         assertTrue(lines.get(1).startsWith("Folder beta: ready (idle), 1/1 files"), lines.get(1));
+        assertEquals(s.display().tooltip(), model.details(), "the widget shows the server's tooltip lines");
     }
 
     @Test

@@ -1,14 +1,13 @@
 package dev.ragls.core;
 
 import dev.ragls.core.chat.RagContext;
-import dev.ragls.core.json.Json;
+import dev.ragls.core.lsp.Trees;
 import dev.ragls.core.protocol.Chunk;
 import dev.ragls.core.protocol.IndexStatus;
 import dev.ragls.core.protocol.RetrieveParams;
 import dev.ragls.core.protocol.RetrieveResult;
 import dev.ragls.core.status.ServerState;
 import dev.ragls.core.status.StatusModel;
-import dev.ragls.core.status.StatusView;
 import org.junit.jupiter.api.Test;
 
 import java.util.List;
@@ -34,7 +33,7 @@ class MultiRootTest {
 
     @Test
     void chunksNameTheirFolderAndSourcesReadFolderSlashPath() {
-        RetrieveResult r = RetrieveResult.fromJson(Json.parseObject(TWO_FOLDERS));
+        RetrieveResult r = RetrieveResult.fromJson(Trees.parseTree(TWO_FOLDERS));
         Chunk web = r.chunks().get(0);
         assertEquals("web", web.folder());
         assertEquals("file:///ws/web", web.folderUri());
@@ -48,43 +47,42 @@ class MultiRootTest {
 
     @Test
     void aVersionTwoServerSendsNoFolders() {
-        RetrieveResult r = RetrieveResult.fromJson(Json.parseObject(ProtocolTest.RETRIEVE_RESULT));
+        RetrieveResult r = RetrieveResult.fromJson(Trees.parseTree(ProtocolTest.RETRIEVE_RESULT));
         Chunk c = r.chunks().get(0);
         assertNull(c.folder());
         assertEquals("billing/invoice.py", c.displayPath(true));
         assertEquals("Sources: billing/invoice.py:22", RagContext.sourcesLine(r.chunks(), true));
-        IndexStatus s = IndexStatus.fromJson(Json.parseObject("{\"state\":\"ready\",\"phase\":\"idle\",\"chunks\":3,\"protocolVersion\":2}"));
+        IndexStatus s = IndexStatus.fromJson(Trees.parseTree("{\"state\":\"ready\",\"phase\":\"idle\",\"chunks\":3,\"protocolVersion\":2}"));
         assertTrue(s.folders().isEmpty());
         assertFalse(s.isMultiRoot());
-        assertTrue(StatusView.of(s).tooltip().stream().noneMatch(l -> l.startsWith("Folder ")));
+        // no display from a server that old: its state, as it is
+        assertEquals(List.of("State: ready (idle)"), s.shown().tooltip());
+        assertEquals("ready", s.shown().text());
     }
 
     @Test
-    void statusTotalsInTheWidgetFoldersInThePopup() {
-        IndexStatus s = IndexStatus.fromJson(Json.parseObject("{\"state\":\"ready\",\"phase\":\"idle\",\"filesTotal\":5,"
+    void theWidgetShowsTheServersFolderLines() {
+        IndexStatus s = IndexStatus.fromJson(Trees.parseTree("{\"state\":\"ready\",\"phase\":\"idle\",\"filesTotal\":5,"
                 + "\"filesIndexed\":5,\"chunks\":1234,\"protocolVersion\":3,\"folders\":["
                 + "{\"name\":\"api\",\"uri\":\"file:///ws/api\",\"path\":\"/ws/api\",\"state\":\"ready\",\"phase\":\"idle\","
                 + "\"filesTotal\":3,\"filesIndexed\":3,\"filesFailed\":0,\"chunks\":1000,\"errors\":[],\"message\":null,\"nestedIn\":null},"
                 + "{\"name\":\"web\",\"uri\":\"file:///ws/web\",\"path\":\"/ws/web\",\"state\":\"ready\",\"phase\":\"idle\","
-                + "\"filesTotal\":2,\"filesIndexed\":2,\"filesFailed\":0,\"chunks\":234},"
-                + "{\"name\":\"lib\",\"uri\":\"file:///ws/web/lib\",\"path\":\"/ws/web/lib\",\"state\":\"ready\",\"phase\":\"idle\","
-                + "\"nestedIn\":\"web\"}]}"));
+                + "\"filesTotal\":2,\"filesIndexed\":2,\"filesFailed\":0,\"chunks\":234}],"
+                + "\"display\":{\"health\":\"ok\",\"text\":\"1,234 chunks\",\"tooltip\":[\"State: ready (idle)\","
+                + "\"Folder api: from the server\",\"Folder web: also from the server\"]}}"));
         assertTrue(s.isMultiRoot());
-        assertEquals(3, s.folders().size());
+        assertEquals(2, s.folders().size());
         StatusModel m = new StatusModel();
         m.setServerState(ServerState.RUNNING, null);
         m.onStatus(s);
         assertEquals("RAG \u2713 1,234 chunks", m.text());
-        List<String> folders = m.details().stream().filter(l -> l.startsWith("Folder ")).toList();
-        assertEquals(List.of("Folder api: ready (idle), 3/3 files, 1,000 chunks",
-                "Folder web: ready (idle), 2/2 files, 234 chunks",
-                "Folder lib: inside web"), folders);
+        assertEquals(List.of("State: ready (idle)", "Folder api: from the server", "Folder web: also from the server"), m.details());
     }
 
     @Test
     void retrieveParamsCarryFolders() {
         assertEquals("{\"query\":\"q\",\"folders\":[\"web\"]}",
-                Json.write(new RetrieveParams("q", null, null, null, null, List.of("web"))));
-        assertEquals("{\"query\":\"q\"}", Json.write(new RetrieveParams("q", null, null, null, null, List.of())));
+                Trees.write(new RetrieveParams("q", null, null, null, null, List.of("web")).toJson()));
+        assertEquals("{\"query\":\"q\"}", Trees.write(new RetrieveParams("q", null, null, null, null, List.of()).toJson()));
     }
 }

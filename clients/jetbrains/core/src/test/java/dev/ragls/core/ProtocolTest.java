@@ -1,6 +1,6 @@
 package dev.ragls.core;
 
-import dev.ragls.core.json.Json;
+import dev.ragls.core.lsp.Trees;
 import dev.ragls.core.protocol.Chunk;
 import dev.ragls.core.protocol.IndexStatus;
 import dev.ragls.core.protocol.ProgressEvent;
@@ -28,7 +28,7 @@ class ProtocolTest {
 
     @Test
     void parsesRetrieveResultAndIgnoresUnknownFields() {
-        RetrieveResult r = RetrieveResult.fromJson(Json.parseObject(RETRIEVE_RESULT));
+        RetrieveResult r = RetrieveResult.fromJson(Trees.parseTree(RETRIEVE_RESULT));
         assertTrue(r.hasContext());
         assertNull(r.error());
         assertEquals(12.5, r.tookMs());
@@ -45,7 +45,7 @@ class ProtocolTest {
 
     @Test
     void chunkLinesWithNonZeroEndCharacter() {
-        Chunk c = Chunk.fromJson(Json.parseObject("{\"path\":\"a.py\",\"range\":{\"start\":{\"line\":0,\"character\":0},"
+        Chunk c = Chunk.fromJson(Trees.parseTree("{\"path\":\"a.py\",\"range\":{\"start\":{\"line\":0,\"character\":0},"
                 + "\"end\":{\"line\":0,\"character\":9}},\"symbol\":null}"));
         assertEquals(1, c.firstLine());
         assertEquals(1, c.lastLine());
@@ -55,9 +55,9 @@ class ProtocolTest {
 
     @Test
     void retrieveParamsLeaveOutDefaults() {
-        assertEquals("{\"query\":\"q\"}", Json.write(RetrieveParams.of("q", null, null)));
+        assertEquals("{\"query\":\"q\"}", Trees.write(RetrieveParams.of("q", null, null).toJson()));
         assertEquals("{\"query\":\"q\",\"topK\":3,\"maxChars\":100,\"paths\":[\"src/**\"],\"languages\":[\"python\"]}",
-                Json.write(new RetrieveParams("q", 3, 100, List.of("src/**"), List.of("python"))));
+                Trees.write(new RetrieveParams("q", 3, 100, List.of("src/**"), List.of("python")).toJson()));
         assertThrows(IllegalArgumentException.class, () -> RetrieveParams.of("  ", null, null));
         assertEquals(RetrieveParams.MAX_QUERY_CHARS, RetrieveParams.clampQuery("x".repeat(5000)).length());
     }
@@ -65,30 +65,32 @@ class ProtocolTest {
     @Test
     void retrieveParamsSendIntentChangeOnly() {
         assertEquals("{\"query\":\"q\",\"topK\":5,\"maxChars\":4000,\"intent\":\"change\"}",
-                Json.write(RetrieveParams.of("q", 5, 4000, RetrieveParams.Intent.CHANGE)));
+                Trees.write(RetrieveParams.of("q", 5, 4000, RetrieveParams.Intent.CHANGE).toJson()));
         assertEquals("{\"query\":\"q\",\"folders\":[\"web\"],\"intent\":\"change\"}",
-                Json.write(new RetrieveParams("q", null, null, null, null, List.of("web"), RetrieveParams.Intent.CHANGE)));
+                Trees.write(new RetrieveParams("q", null, null, null, null, List.of("web"), RetrieveParams.Intent.CHANGE).toJson()));
         // a question is the server's default: no intent key, so older servers (protocol < 4) are unaffected
         for (RetrieveParams p : List.of(RetrieveParams.of("q", 5, 4000, RetrieveParams.Intent.QUESTION),
                 RetrieveParams.of("q", 5, 4000, null), RetrieveParams.of("q", 5, 4000),
                 new RetrieveParams("q", 5, 4000, null, null), new RetrieveParams("q", 5, 4000, null, null, null))) {
-            assertFalse(p.toJson().containsKey("intent"), Json.write(p));
-            assertEquals("{\"query\":\"q\",\"topK\":5,\"maxChars\":4000}", Json.write(p));
+            assertFalse(p.toJson().has("intent"), Trees.write(p.toJson()));
+            assertEquals("{\"query\":\"q\",\"topK\":5,\"maxChars\":4000}", Trees.write(p.toJson()));
         }
     }
 
     @Test
     void parsesIndexStatus() {
-        Map<String, Object> m = Json.parseObject("{\"state\":\"indexing\",\"phase\":\"dense\",\"filesTotal\":5000,"
+        Map<String, Object> m = Trees.parseObject("{\"state\":\"indexing\",\"phase\":\"dense\",\"filesTotal\":5000,"
                 + "\"filesIndexed\":1200,\"filesFailed\":34,\"filesSkipped\":7,\"skippedByReason\":{\"binary\":3,\"secret\":4},"
                 + "\"chunks\":9000,\"lexical\":{\"done\":1234,\"total\":5000},\"dense\":{\"done\":1000,\"total\":5000},"
                 + "\"lastIndexedAt\":null,\"embedder\":{\"provider\":\"local\",\"model\":\"all-MiniLM-L6-v2\",\"dimension\":384},"
                 + "\"store\":{\"kind\":\"edge\",\"location\":\"/c\"},\"cache\":{\"hits\":1,\"misses\":3,\"hitRate\":0.25},"
                 + "\"errors\":[{\"path\":\"x.py\",\"message\":\"bad\",\"time\":\"t\"}],\"workspace\":\"/w\",\"version\":\"0.1.0\"}");
-        IndexStatus s = IndexStatus.fromJson(m);
+        IndexStatus s = IndexStatus.fromJson(Trees.tree(m));
         assertTrue(s.isIndexing());
         assertFalse(s.isReady());
-        assertEquals(1234, s.filesDone());
+        assertEquals(1200, s.filesIndexed());
+        assertNull(s.display(), "no display in this payload");
+        assertEquals("indexing", s.shown().text());
         assertEquals(Map.of("binary", 3L, "secret", 4L), s.skippedByReason());
         assertEquals(1234, s.lexical().done());
         assertEquals(384, s.embedder().dimension());
@@ -100,17 +102,17 @@ class ProtocolTest {
 
     @Test
     void parsesProgress() {
-        ProgressEvent b = ProgressEvent.fromJson(Json.parseObject(
+        ProgressEvent b = ProgressEvent.fromJson(Trees.parseTree(
                 "{\"token\":\"t1\",\"value\":{\"kind\":\"begin\",\"title\":\"ragls: indexing\",\"message\":\"0/13 files\",\"percentage\":0}}"));
         assertTrue(b.isBegin());
         assertArrayEquals(new long[]{0, 13}, b.files());
-        ProgressEvent r = ProgressEvent.fromJson(Json.parseObject(
+        ProgressEvent r = ProgressEvent.fromJson(Trees.parseTree(
                 "{\"token\":7,\"value\":{\"kind\":\"report\",\"message\":\"1,234/5,000 files\",\"percentage\":24}}"));
         assertEquals("7", r.token());
         assertTrue(r.isReport());
         assertEquals(24, r.percentage());
         assertArrayEquals(new long[]{1234, 5000}, r.files());
-        ProgressEvent e = ProgressEvent.fromJson(Json.parseObject(
+        ProgressEvent e = ProgressEvent.fromJson(Trees.parseTree(
                 "{\"token\":\"t1\",\"value\":{\"kind\":\"end\",\"message\":\"13 files, 40 chunks\"}}"));
         assertTrue(e.isEnd());
         assertNull(e.files());

@@ -4,7 +4,7 @@ import dev.ragls.core.chat.ChatException;
 import dev.ragls.core.chat.ChatMessage;
 import dev.ragls.core.chat.ChatTransport;
 import dev.ragls.core.chat.RagChat;
-import dev.ragls.core.json.Json;
+import dev.ragls.core.lsp.Trees;
 import dev.ragls.core.protocol.RetrieveParams;
 import dev.ragls.core.protocol.RetrieveResult;
 import org.junit.jupiter.api.Test;
@@ -41,7 +41,7 @@ class RagChatTest {
         }
     }
 
-    static final RetrieveResult HIT = RetrieveResult.fromJson(Json.parseObject(ProtocolTest.RETRIEVE_RESULT));
+    static final RetrieveResult HIT = RetrieveResult.fromJson(Trees.parseTree(ProtocolTest.RETRIEVE_RESULT));
 
     @Test
     void sendsContextButKeepsOriginalTextInHistory() throws Exception {
@@ -152,7 +152,7 @@ class RagChatTest {
         assertEquals(4000, asked.get(1).maxChars());
         assertEquals(RetrieveParams.Intent.QUESTION, asked.get(2).intent());
         assertEquals(RetrieveParams.Intent.CHANGE, asked.get(3).intent(), "send passes the intent too");
-        assertEquals("change", asked.get(3).toJson().get("intent"));
+        assertEquals("change", asked.get(3).toJson().get("intent").getAsString());
         assertNull(RagChat.Options.defaults().intent());
     }
 

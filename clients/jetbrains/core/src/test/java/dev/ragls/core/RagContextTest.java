@@ -1,7 +1,7 @@
 package dev.ragls.core;
 
 import dev.ragls.core.chat.RagContext;
-import dev.ragls.core.json.Json;
+import dev.ragls.core.lsp.Trees;
 import dev.ragls.core.protocol.Chunk;
 import dev.ragls.core.protocol.RetrieveResult;
 import org.junit.jupiter.api.Test;
@@ -35,10 +35,10 @@ class RagContextTest {
 
     @Test
     void sourcesAreDistinctAndRanked() {
-        RetrieveResult r = RetrieveResult.fromJson(Json.parseObject(ProtocolTest.RETRIEVE_RESULT));
+        RetrieveResult r = RetrieveResult.fromJson(Trees.parseTree(ProtocolTest.RETRIEVE_RESULT));
         Chunk c = r.chunks().get(0);
-        Chunk other = Chunk.fromJson(Json.obj("path", "web/src/session.ts", "range",
-                Json.obj("start", Json.obj("line", 2, "character", 0), "end", Json.obj("line", 9, "character", 0))));
+        Chunk other = Chunk.fromJson(Trees.tree(Trees.obj("path", "web/src/session.ts", "range",
+                Trees.obj("start", Trees.obj("line", 2, "character", 0), "end", Trees.obj("line", 9, "character", 0)))));
         List<Chunk> s = RagContext.sources(List.of(c, other, c));
         assertEquals(2, s.size());
         assertEquals("Sources: billing/invoice.py:22, web/src/session.ts:3", RagContext.sourcesLine(List.of(c, other, c)));

@@ -4,10 +4,10 @@ import com.sun.net.httpserver.HttpServer;
 import dev.ragls.core.chat.ChatConfig;
 import dev.ragls.core.chat.OpenAiChatClient;
 import dev.ragls.core.chat.RagChat;
-import dev.ragls.core.json.Json;
 import dev.ragls.core.lsp.LspClient;
 import dev.ragls.core.lsp.LspException;
 import dev.ragls.core.lsp.RaglsSession;
+import dev.ragls.core.lsp.Trees;
 import dev.ragls.core.protocol.Chunk;
 import dev.ragls.core.protocol.IndexStatus;
 import dev.ragls.core.protocol.ProgressEvent;
@@ -110,12 +110,12 @@ class RealServerTest {
             return null;
         });
         client.onNotification("$/progress", p -> {
-            ProgressEvent e = ProgressEvent.fromJson(p);
+            ProgressEvent e = ProgressEvent.fromJson(Trees.tree(p));
             progress.add(e);
             model.onProgress(e);
         });
         client.onNotification(RaglsSession.STATUS_CHANGED, p -> {
-            IndexStatus s = IndexStatus.fromJson(p);
+            IndexStatus s = IndexStatus.fromJson(Trees.tree(p));
             statusChanged.add(s);
             model.onStatus(s);
         });
@@ -213,6 +213,13 @@ class RealServerTest {
         assertFalse(ready.version().isEmpty(), "version");
         assertEquals(4, ready.protocolVersion(), "protocol version");
         assertTrue(model.text().startsWith(StatusText.READY + " "), model.text());
+        // the widget shows the server's display, as it is
+        assertNotNull(ready.display(), "rag/indexStatus carries display");
+        assertEquals("ok", ready.display().health());
+        assertEquals(StatusText.number(ready.chunks()) + " chunks", ready.display().text());
+        assertEquals(StatusText.READY + " " + ready.display().text(), model.text());
+        assertEquals(ready.display().tooltip(), model.details());
+        assertEquals("State: ready (idle)", ready.display().tooltip().get(0));
     }
 
     @Test
@@ -354,7 +361,7 @@ class RealServerTest {
             ex.sendResponseHeaders(200, 0);
             try (OutputStream os = ex.getResponseBody()) {
                 for (String piece : new String[]{"compute_total ", "adds tax."}) {
-                    os.write(("data: " + Json.write(Json.obj("choices", List.of(Json.obj("delta", Json.obj("content", piece)))))
+                    os.write(("data: " + Trees.write(Trees.obj("choices", List.of(Trees.obj("delta", Trees.obj("content", piece)))))
                             + "\n\n").getBytes(StandardCharsets.UTF_8));
                     os.flush();
                 }
@@ -370,9 +377,9 @@ class RealServerTest {
             assertEquals("compute_total adds tax.", turn.answer());
             assertEquals(QUERY, turn.userText(), "history keeps the user's own text");
             assertTrue(turn.sources().stream().anyMatch(c -> c.path().equals("billing/invoice.py")));
-            Map<String, Object> body = Json.parseObject(received.get());
-            List<Object> messages = Json.asList(body.get("messages"));
-            String sent = Json.getString(Json.asObject(messages.get(messages.size() - 1)), "content", "");
+            Map<String, Object> body = Trees.parseObject(received.get());
+            List<Object> messages = Trees.asList(body.get("messages"));
+            String sent = Trees.getString(Trees.asObject(messages.get(messages.size() - 1)), "content", "");
             assertTrue(sent.startsWith("<rag_context>") && sent.endsWith(QUERY), sent);
             assertTrue(sent.contains("billing/invoice.py"), sent);
         } finally {
@@ -384,14 +391,14 @@ class RealServerTest {
     @Order(9)
     void invalidParamsAndUnknownMethodsKeepTheServerUp() throws Exception {
         try {
-            client.requestSync(RaglsSession.RETRIEVE, Json.obj("query", QUERY, "topK", 1000), REQUEST_TIMEOUT);
+            client.requestSync(RaglsSession.RETRIEVE, Trees.obj("query", QUERY, "topK", 1000), REQUEST_TIMEOUT);
             fail("topK 1000 accepted");
         } catch (LspException e) {
             assertEquals(LspException.INVALID_PARAMS, e.code(), e.getMessage());
             assertTrue(e.getMessage().contains("topK"), e.getMessage());
         }
         try {
-            client.requestSync("rag/doesNotExist", Json.obj(), REQUEST_TIMEOUT);
+            client.requestSync("rag/doesNotExist", Trees.obj(), REQUEST_TIMEOUT);
             fail("unknown method accepted");
         } catch (LspException e) {
             assertEquals(LspException.METHOD_NOT_FOUND, e.code(), e.getMessage());
@@ -403,7 +410,7 @@ class RealServerTest {
     @Order(10)
     void reindexAnswersAndReturnsToReady() throws Exception {
         Assumptions.assumeTrue(ready != null && ready.isReady(), "the first index run never became ready");
-        Object started = Json.asObject(client.requestSync(RaglsSession.REINDEX, Json.obj(), REQUEST_TIMEOUT)).get("started");
+        Object started = Trees.asObject(client.requestSync(RaglsSession.REINDEX, Trees.obj(), REQUEST_TIMEOUT)).get("started");
         assertTrue(started instanceof Boolean, "rag/reindex result.started: " + started);
         IndexStatus s = waitReady();
         assertTrue(s.isReady(), brief(s));

@@ -1,6 +1,6 @@
 package dev.ragls.core;
 
-import dev.ragls.core.json.Json;
+import dev.ragls.core.lsp.Trees;
 import dev.ragls.core.server.ClientSettings;
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
@@ -36,13 +36,13 @@ class SettingsSchemaTest {
         String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
         assertTrue(p.waitFor(60, TimeUnit.SECONDS), "ragls schema timed out");
         assertEquals(0, p.exitValue(), "ragls schema --flat failed");
-        return Json.parseObject(out);
+        return Trees.parseObject(out);
     }
 
     static void flatten(String prefix, Map<String, Object> m, Map<String, Object> out) {
         for (Map.Entry<String, Object> e : m.entrySet()) {
             if (e.getValue() instanceof Map) {
-                flatten(prefix + e.getKey() + ".", Json.asObject(e.getValue()), out);
+                flatten(prefix + e.getKey() + ".", Trees.asObject(e.getValue()), out);
             } else {
                 out.put(prefix + e.getKey(), e.getValue());
             }
@@ -54,10 +54,10 @@ class SettingsSchemaTest {
         Map<String, Object> schema = schema();
         assertTrue(schema.size() > 40, "flat schema: " + schema.keySet());
         Map<String, Object> sent = new LinkedHashMap<>();
-        flatten("", ClientSettings.defaults().toServerSettings(), sent);
+        flatten("", Trees.toMap(ClientSettings.defaults().toServerSettings()), sent);
         assertEquals(List.of("retrieval.topK", "retrieval.maxChars", "indexing.autoIndex"), List.copyOf(sent.keySet()));
         for (Map.Entry<String, Object> e : sent.entrySet()) {
-            Map<String, Object> prop = Json.asObject(schema.get(e.getKey()));
+            Map<String, Object> prop = Trees.asObject(schema.get(e.getKey()));
             assertNotNull(schema.get(e.getKey()), e.getKey() + " is not a server setting");
             Object dflt = prop.get("default");
             Object mine = e.getValue();
@@ -69,10 +69,10 @@ class SettingsSchemaTest {
                 assertEquals(((Number) dflt).longValue(), ((Number) mine).longValue(), e.getKey() + " default");
             }
         }
-        Map<String, Object> topK = Json.asObject(schema.get("retrieval.topK"));
+        Map<String, Object> topK = Trees.asObject(schema.get("retrieval.topK"));
         assertEquals(ClientSettings.MIN_TOP_K, ((Number) topK.get("minimum")).intValue());
         assertEquals(ClientSettings.MAX_TOP_K, ((Number) topK.get("maximum")).intValue());
-        Map<String, Object> maxChars = Json.asObject(schema.get("retrieval.maxChars"));
+        Map<String, Object> maxChars = Trees.asObject(schema.get("retrieval.maxChars"));
         assertEquals(ClientSettings.MIN_MAX_CHARS, ((Number) maxChars.get("minimum")).intValue());
         assertEquals(ClientSettings.MAX_MAX_CHARS, ((Number) maxChars.get("maximum")).intValue());
     }

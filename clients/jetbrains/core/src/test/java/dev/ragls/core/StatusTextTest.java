@@ -1,6 +1,6 @@
 package dev.ragls.core;
 
-import dev.ragls.core.json.Json;
+import dev.ragls.core.lsp.Trees;
 import dev.ragls.core.protocol.IndexStatus;
 import dev.ragls.core.protocol.ProgressEvent;
 import dev.ragls.core.status.ServerState;
@@ -8,6 +8,7 @@ import dev.ragls.core.status.StatusModel;
 import dev.ragls.core.status.StatusText;
 import org.junit.jupiter.api.Test;
 
+import java.util.List;
 import java.util.Locale;
 import java.util.concurrent.atomic.AtomicInteger;
 
@@ -16,17 +17,16 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 class StatusTextTest {
-    static IndexStatus status(String state, String phase, long total, long indexed, long failed) {
-        return IndexStatus.fromJson(Json.obj("state", state, "phase", phase, "filesTotal", total,
-                "filesIndexed", indexed, "filesFailed", failed, "filesSkipped", 2, "chunks", 99,
-                "embedder", Json.obj("provider", "local", "model", "all-MiniLM-L6-v2", "dimension", 384),
-                "store", Json.obj("kind", "edge", "location", "/cache"), "version", "0.1.0",
-                "errors", java.util.List.of(Json.obj("path", "bad.py", "message", "cannot parse", "time", "t"))));
+    /** A status as the server sends it: the fields, and apart what the server says to show. */
+    static IndexStatus status(String state, String phase, String health, String text) {
+        return IndexStatus.fromJson(Trees.tree(Trees.obj("state", state, "phase", phase, "filesTotal", 13,
+                "filesIndexed", 9, "chunks", 99,
+                "display", Trees.obj("health", health, "text", text, "tooltip", List.of("State: " + state + " (" + phase + ")", "server line")))));
     }
 
     static ProgressEvent progress(String kind, String message, Integer pct) {
-        return ProgressEvent.fromJson(Json.obj("token", "tok", "value",
-                Json.obj("kind", kind, "title", "ragls: indexing", "message", message, "percentage", pct)));
+        return ProgressEvent.fromJson(Trees.tree(Trees.obj("token", "tok", "value",
+                Trees.obj("kind", kind, "title", "ragls: indexing", "message", message, "percentage", pct))));
     }
 
     static StatusModel running() {
@@ -48,14 +48,14 @@ class StatusTextTest {
     }
 
     @Test
-    void formattingIgnoresTheDefaultLocale() {
+    void progressNumbersIgnoreTheDefaultLocale() {
         Locale saved = Locale.getDefault();
         try {
             Locale.setDefault(Locale.GERMANY);
             assertEquals("RAG \u2026 1,234/5,000", StatusText.counts(1234, 5000));
             Locale.setDefault(new Locale("fr", "FR"));
             StatusModel m = running();
-            m.onStatus(status("indexing", "dense", 5000, 1200, 34));
+            m.onProgress(progress("report", "1234/5000 files", 24));
             assertEquals("RAG \u2026 1,234/5,000", m.text());
         } finally {
             Locale.setDefault(saved);
@@ -87,22 +87,22 @@ class StatusTextTest {
     }
 
     @Test
-    void everyIndexState() {
+    void everyHealthShowsItsGlyphAndTheServersText() {
         StatusModel m = running();
-        m.onStatus(status("indexing", "starting", 0, 0, 0));
-        assertEquals("RAG \u2026 indexing", m.text(), "indexing before files are counted");
-        m.onStatus(status("indexing", "discovering", 0, 0, 0));
-        assertEquals("RAG \u2026 indexing", m.text());
-        m.onStatus(status("indexing", "lexical", 5000, 1200, 34));
-        assertEquals("RAG \u2026 1,234/5,000", m.text());
+        m.onStatus(status("indexing", "starting", "indexing", "server: indexing"));
+        assertEquals("RAG \u2026 server: indexing", m.text());
         assertTrue(m.isIndexing());
-        m.onStatus(status("ready", "idle", 5000, 4990, 10));
+        m.onStatus(status("indexing", "lexical", "indexing", "9 of 13, says the server"));
+        assertEquals("RAG \u2026 9 of 13, says the server", m.text());
+        m.onStatus(status("ready", "idle", "warning", "99 chunks, 10 failed"));
         assertEquals("RAG \u26a0 99 chunks, 10 failed", m.text());
         assertFalse(m.isIndexing());
-        assertTrue(m.tooltip().contains("Files: 4,990/5,000 indexed, 10 failed, 2 skipped"), m.tooltip());
-        assertTrue(m.tooltip().contains("Embedder: local / all-MiniLM-L6-v2, 384-d"), m.tooltip());
-        assertTrue(m.tooltip().contains("Errors: 1; last: bad.py: cannot parse"), m.tooltip());
-        m.onStatus(status("error", "error", 5000, 0, 0));
+        assertEquals(List.of("State: ready (idle)", "server line"), m.details());
+        m.onStatus(status("ready", "idle", "ok", "99 chunks"));
+        assertEquals("RAG \u2713 99 chunks", m.text());
+        m.onStatus(status("error", "paused", "warning", "paused"));
+        assertEquals("RAG \u26a0 paused", m.text());
+        m.onStatus(status("error", "error", "error", "error"));
         assertEquals("RAG \u2717 error", m.text());
     }
 
@@ -110,7 +110,7 @@ class StatusTextTest {
     void statusBeforeRunningPromotesStarting() {
         StatusModel m = new StatusModel();
         m.setServerState(ServerState.STARTING, null);
-        m.onStatus(status("ready", "idle", 3, 3, 0));
+        m.onStatus(status("ready", "idle", "ok", "99 chunks"));
         assertEquals(ServerState.RUNNING, m.serverState());
         assertEquals("RAG \u2713 99 chunks", m.text());
     }
@@ -123,11 +123,12 @@ class StatusTextTest {
         m.onProgress(progress("report", "7/13 files", 53));
         assertEquals("RAG \u2026 7/13", m.text());
         assertTrue(m.tooltip().contains("ragls: indexing"), m.tooltip());
-        m.onStatus(status("indexing", "dense", 13, 9, 0));
+        m.onStatus(status("indexing", "dense", "indexing", "9/13"));
         assertEquals("RAG \u2026 9/13", m.text(), "a newer statusChanged wins");
+        assertTrue(m.details().containsAll(List.of("State: indexing (dense)", "server line")), m.tooltip());
         m.onProgress(progress("end", "13 files, 40 chunks", null));
         assertEquals("RAG \u2026", m.text(), "run ended; waiting for rag/indexStatus");
-        m.onStatus(status("ready", "idle", 13, 13, 0));
+        m.onStatus(status("ready", "idle", "ok", "99 chunks"));
         assertEquals("RAG \u2713 99 chunks", m.text());
     }
 
@@ -156,10 +157,10 @@ class StatusTextTest {
     @Test
     void watchBatchAfterReadyShowsProgressThenReady() {
         StatusModel m = running();
-        m.onStatus(status("ready", "idle", 13, 13, 0));
+        m.onStatus(status("ready", "idle", "ok", "99 chunks"));
         m.onProgress(progress("begin", "0/2 files", 0));
         assertEquals("RAG \u2026 0/2", m.text());
-        m.onStatus(status("ready", "idle", 13, 13, 0));
+        m.onStatus(status("ready", "idle", "ok", "99 chunks"));
         assertEquals("RAG \u2713 99 chunks", m.text(), "ready status newer than the open progress");
     }
 
@@ -167,7 +168,7 @@ class StatusTextTest {
     void errorStatusNewerThanProgress() {
         StatusModel m = running();
         m.onProgress(progress("begin", "0/2 files", 0));
-        m.onStatus(status("error", "error", 2, 0, 0));
+        m.onStatus(status("error", "error", "error", "error"));
         assertEquals("RAG \u2717 error", m.text());
     }
 
@@ -189,7 +190,7 @@ class StatusTextTest {
         Runnable l = calls::incrementAndGet;
         m.addListener(l);
         m.setServerState(ServerState.RUNNING, null);
-        m.onStatus(status("ready", "idle", 1, 1, 0));
+        m.onStatus(status("ready", "idle", "ok", "1 chunk"));
         m.onProgress(progress("begin", "0/1 files", 0));
         m.removeListener(l);
         m.onProgress(progress("end", null, null));

@@ -79,6 +79,6 @@ public final class RaglsConnectionProvider extends OSProcessStreamConnectionProv
     /** Sent as {@code initializationOptions}; the same object answers {@code workspace/configuration}. */
     @Override
     public Object getInitializationOptions(VirtualFile rootUri) {
-        return GsonBridge.toGson(RaglsSettings.getInstance().clientSettings().toServerSettings());
+        return RaglsSettings.getInstance().clientSettings().toServerSettings();
     }
 }

@@ -31,7 +31,7 @@ public final class RaglsLanguageClient extends LanguageClientImpl {
     @JsonNotification("rag/statusChanged")
     public void statusChanged(JsonObject params) {
         if (!isDisposed()) {
-            service().onStatus(IndexStatus.fromJson(GsonBridge.toMap(params)));
+            service().onStatus(IndexStatus.fromJson(params));
         }
     }
 
@@ -59,7 +59,7 @@ public final class RaglsLanguageClient extends LanguageClientImpl {
     @Override
     protected Object createSettings() {
         JsonObject root = new JsonObject();
-        root.add("ragls", GsonBridge.toGson(RaglsSettings.getInstance().clientSettings().toServerSettings()));
+        root.add("ragls", RaglsSettings.getInstance().clientSettings().toServerSettings());
         return root;
     }
 }

@@ -1,10 +1,7 @@
 package dev.ragls.core.chat;
 
-import dev.ragls.core.json.Json;
-import dev.ragls.core.json.JsonWritable;
-
-/** One chat-completions message. */
-public record ChatMessage(String role, String content) implements JsonWritable {
+/** One chat-completions message (written as {@code {"role", "content"}}). */
+public record ChatMessage(String role, String content) {
     public static ChatMessage system(String content) {
         return new ChatMessage("system", content);
     }
@@ -15,10 +12,5 @@ public record ChatMessage(String role, String content) implements JsonWritable {
 
     public static ChatMessage assistant(String content) {
         return new ChatMessage("assistant", content);
-    }
-
-    @Override
-    public Object toJson() {
-        return Json.obj("role", role, "content", content);
     }
 }

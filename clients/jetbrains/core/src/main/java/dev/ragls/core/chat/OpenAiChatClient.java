@@ -1,7 +1,11 @@
 package dev.ragls.core.chat;
 
-import dev.ragls.core.json.Json;
-import dev.ragls.core.json.JsonException;
+import com.google.gson.JsonElement;
+import com.google.gson.JsonObject;
+import com.google.gson.JsonParseException;
+import com.google.gson.JsonParser;
+import com.google.gson.JsonPrimitive;
+import dev.ragls.core.protocol.Wire;
 
 import java.net.ConnectException;
 import java.net.http.HttpClient;
@@ -11,7 +15,6 @@ import java.net.http.HttpResponse;
 import java.net.http.HttpTimeoutException;
 import java.nio.charset.StandardCharsets;
 import java.util.List;
-import java.util.Map;
 import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
@@ -62,7 +65,11 @@ public final class OpenAiChatClient implements ChatTransport {
 
     /** The JSON body sent for {@code messages}. */
     public String requestBody(List<ChatMessage> messages) {
-        return Json.write(Json.obj("model", config.model(), "messages", messages, "stream", true));
+        JsonObject body = new JsonObject();
+        body.addProperty("model", config.model());
+        body.add("messages", Wire.GSON.toJsonTree(messages));
+        body.addProperty("stream", true);
+        return Wire.GSON.toJson(body);
     }
 
     /**
@@ -174,17 +181,22 @@ public final class OpenAiChatClient implements ChatTransport {
             throw new ChatException(ChatException.Kind.HTTP_STATUS, status,
                     "Chat server answered HTTP " + status + ": " + errorMessage(body), null);
         }
-        Map<String, Object> m;
+        JsonObject m;
         try {
-            m = Json.parseObject(body);
-        } catch (JsonException e) {
+            m = parseObject(body);
+        } catch (JsonParseException e) {
             throw new ChatException(ChatException.Kind.PROTOCOL, status, "Unreadable chat answer: " + e.getMessage(), e);
         }
-        if (m.containsKey("error")) {
+        if (m.has("error")) {
             throw new ChatException(ChatException.Kind.PROTOCOL, status, "Chat server error: " + errorMessage(body), null);
         }
-        Map<String, Object> choice = Json.asObject(Json.getList(m, "choices").stream().findFirst().orElse(null));
-        String text = Json.getString(Json.getObject(choice, "message"), "content", "");
+        JsonObject choice = null;
+        for (JsonElement c : array(m, "choices")) {
+            choice = c.isJsonObject() ? c.getAsJsonObject() : null;
+            break;
+        }
+        String text = string(object(choice, "message"), "content");
+        text = text == null ? "" : text;
         st.deliver(text);
         return text;
     }
@@ -195,25 +207,54 @@ public final class OpenAiChatClient implements ChatTransport {
             return "(empty body)";
         }
         try {
-            Map<String, Object> m = Json.parseObject(body);
-            Object err = m.get("error");
-            if (err instanceof Map) {
-                String msg = Json.getString(Json.asObject(err), "message", null);
+            JsonObject m = parseObject(body);
+            JsonElement err = m.get("error");
+            if (err != null && err.isJsonObject()) {
+                String msg = string(err.getAsJsonObject(), "message");
                 if (msg != null) {
                     return msg;
                 }
-            } else if (err instanceof String) {
-                return (String) err;
+            } else if (err != null && err.isJsonPrimitive() && err.getAsJsonPrimitive().isString()) {
+                return err.getAsString();
             }
-            String msg = Json.getString(m, "message", null);
+            String msg = string(m, "message");
             if (msg != null) {
                 return msg;
             }
-        } catch (JsonException notJson) {
+        } catch (JsonParseException notJson) {
             // fall through to the raw text
         }
         String t = body.strip();
         return t.length() > 300 ? t.substring(0, 300) + "\u2026" : t;
+    }
+
+    /** {@code text} as a JSON object; anything else is a {@link JsonParseException}. */
+    static JsonObject parseObject(String text) {
+        JsonElement e = JsonParser.parseString(text);
+        if (!e.isJsonObject()) {
+            throw new JsonParseException("not a JSON object");
+        }
+        return e.getAsJsonObject();
+    }
+
+    private static JsonObject object(JsonObject o, String key) {
+        JsonElement e = o == null ? null : o.get(key);
+        return e != null && e.isJsonObject() ? e.getAsJsonObject() : null;
+    }
+
+    private static Iterable<JsonElement> array(JsonObject o, String key) {
+        JsonElement e = o.get(key);
+        return e != null && e.isJsonArray() ? e.getAsJsonArray() : List.of();
+    }
+
+    /** The string at {@code key}, or null (absent, null or not a string). */
+    private static String string(JsonObject o, String key) {
+        JsonElement e = o == null ? null : o.get(key);
+        if (e == null || !e.isJsonPrimitive()) {
+            return null;
+        }
+        JsonPrimitive p = e.getAsJsonPrimitive();
+        return p.isString() ? p.getAsString() : null;
     }
 
     /** Receives the streamed body line by line. */
@@ -267,26 +308,25 @@ public final class OpenAiChatClient implements ChatTransport {
                 cancelSubscription();
                 return;
             }
-            Map<String, Object> m;
+            JsonObject m;
             try {
-                m = Json.parseObject(d);
-            } catch (JsonException e) {
+                m = parseObject(d);
+            } catch (JsonParseException e) {
                 outcome.completeExceptionally(new ChatException(ChatException.Kind.PROTOCOL, status,
                         "Unreadable stream chunk: " + e.getMessage(), e));
                 cancelSubscription();
                 return;
             }
-            if (m.containsKey("error")) {
+            if (m.has("error")) {
                 outcome.completeExceptionally(new ChatException(ChatException.Kind.PROTOCOL, status,
                         "Chat server error: " + errorMessage(d), null));
                 cancelSubscription();
                 return;
             }
-            for (Object c : Json.getList(m, "choices")) {
-                Map<String, Object> delta = Json.getObject(Json.asObject(c), "delta");
-                Object content = delta.get("content");
-                if (content instanceof String && !((String) content).isEmpty()) {
-                    deliver((String) content);
+            for (JsonElement c : array(m, "choices")) {
+                String content = string(object(c.isJsonObject() ? c.getAsJsonObject() : null, "delta"), "content");
+                if (content != null && !content.isEmpty()) {
+                    deliver(content);
                 }
             }
         }

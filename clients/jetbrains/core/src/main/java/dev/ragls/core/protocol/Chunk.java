@@ -1,8 +1,8 @@
 package dev.ragls.core.protocol;
 
-import dev.ragls.core.json.Json;
+import com.google.gson.JsonElement;
 
-import java.util.Map;
+import static dev.ragls.core.protocol.Wire.orEmpty;
 
 /**
  * One retrieved chunk ({@code Chunk} in docs/protocol.md). Lines in {@code range} are 0-based and
@@ -10,28 +10,36 @@ import java.util.Map;
  * as shown to people and used in {@code file:line} links. {@code folder} and {@code folderUri}
  * (protocol 3) name the workspace folder {@code path} is relative to; null from older servers.
  */
-public record Chunk(String uri, String path, int startLine, int startCharacter, int endLine,
-                    int endCharacter, String symbol, String kind, String language, double score,
-                    String content, String folder, String folderUri) {
+public record Chunk(String uri, String path, Range range, String symbol, String kind, String language,
+                    double score, String content, String folder, String folderUri) {
 
-    public static Chunk fromJson(Map<String, Object> m) {
-        Map<String, Object> range = Json.getObject(m, "range");
-        Map<String, Object> start = Json.getObject(range, "start");
-        Map<String, Object> end = Json.getObject(range, "end");
-        return new Chunk(
-                Json.getString(m, "uri", ""),
-                Json.getString(m, "path", ""),
-                Json.getInt(start, "line", 0),
-                Json.getInt(start, "character", 0),
-                Json.getInt(end, "line", Json.getInt(start, "line", 0) + 1),
-                Json.getInt(end, "character", 0),
-                Json.getString(m, "symbol", null),
-                Json.getString(m, "kind", ""),
-                Json.getString(m, "language", ""),
-                Json.getDouble(m, "score", 0.0),
-                Json.getString(m, "content", ""),
-                Json.getString(m, "folder", null),
-                Json.getString(m, "folderUri", null));
+    public record Position(int line, int character) {
+    }
+
+    /** An LSP range; a missing end is the line after the start. */
+    public record Range(Position start, Position end) {
+        public Range {
+            start = start == null ? new Position(0, 0) : start;
+            end = end == null ? new Position(start.line() + 1, 0) : end;
+        }
+    }
+
+    public Chunk {
+        uri = orEmpty(uri);
+        path = orEmpty(path);
+        range = range == null ? new Range(null, null) : range;
+        kind = orEmpty(kind);
+        language = orEmpty(language);
+        content = orEmpty(content);
+    }
+
+    public static Chunk fromJson(JsonElement json) {
+        return Wire.read(json, Chunk.class);
+    }
+
+    /** 0-based first line. */
+    public int startLine() {
+        return range.start().line();
     }
 
     /**
@@ -44,12 +52,13 @@ public record Chunk(String uri, String path, int startLine, int startCharacter, 
 
     /** 1-based first line. */
     public int firstLine() {
-        return startLine + 1;
+        return startLine() + 1;
     }
 
     /** 1-based, inclusive last line (an exclusive end at character 0 ends on the line before). */
     public int lastLine() {
-        int last = endCharacter == 0 ? endLine : endLine + 1;
+        Position end = range.end();
+        int last = end.character() == 0 ? end.line() : end.line() + 1;
         return Math.max(last, firstLine());
     }
 

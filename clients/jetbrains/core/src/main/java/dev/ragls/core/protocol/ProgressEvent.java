@@ -1,8 +1,8 @@
 package dev.ragls.core.protocol;
 
-import dev.ragls.core.json.Json;
-
-import java.util.Map;
+import com.google.gson.JsonElement;
+import com.google.gson.JsonObject;
+import com.google.gson.JsonPrimitive;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
@@ -14,16 +14,35 @@ public record ProgressEvent(String token, String kind, String title, String mess
 
     private static final Pattern FILES = Pattern.compile("(\\d[\\d,]*)\\s*/\\s*(\\d[\\d,]*)\\s+files");
 
-    public static ProgressEvent fromJson(Map<String, Object> params) {
-        Object token = params.get("token");
-        Map<String, Object> v = Json.getObject(params, "value");
-        Object pct = v.get("percentage");
+    /** The params of a {@code $/progress} notification ({@code {token, value}}). */
+    public static ProgressEvent fromJson(JsonElement json) {
+        JsonObject params = json != null && json.isJsonObject() ? json.getAsJsonObject() : new JsonObject();
+        JsonElement v = params.get("value");
+        JsonObject value = v != null && v.isJsonObject() ? v.getAsJsonObject() : new JsonObject();
+        JsonPrimitive pct = primitive(value, "percentage");
         return new ProgressEvent(
-                token == null ? "" : (token instanceof Number ? String.valueOf(((Number) token).longValue()) : token.toString()),
-                Json.getString(v, "kind", ""),
-                Json.getString(v, "title", null),
-                Json.getString(v, "message", null),
-                pct instanceof Number ? ((Number) pct).intValue() : null);
+                token(primitive(params, "token")),
+                string(value, "kind", ""),
+                string(value, "title", null),
+                string(value, "message", null),
+                pct != null && pct.isNumber() ? pct.getAsInt() : null);
+    }
+
+    private static JsonPrimitive primitive(JsonObject o, String key) {
+        JsonElement e = o.get(key);
+        return e != null && e.isJsonPrimitive() ? e.getAsJsonPrimitive() : null;
+    }
+
+    private static String token(JsonPrimitive t) {
+        if (t == null) {
+            return "";
+        }
+        return t.isNumber() ? String.valueOf(t.getAsLong()) : t.getAsString();
+    }
+
+    private static String string(JsonObject o, String key, String dflt) {
+        JsonPrimitive p = primitive(o, key);
+        return p != null && p.isString() ? p.getAsString() : dflt;
     }
 
     public boolean isBegin() {

@@ -1,12 +1,10 @@
 package dev.ragls.core.protocol;
 
-import dev.ragls.core.json.Json;
-
-import java.util.Map;
+import com.google.gson.JsonElement;
 
 /** Result of {@code rag/reindex}: false when a run was already in progress (it is re-run later). */
 public record ReindexResult(boolean started) {
-    public static ReindexResult fromJson(Map<String, Object> m) {
-        return new ReindexResult(Json.getBoolean(m, "started", false));
+    public static ReindexResult fromJson(JsonElement json) {
+        return Wire.read(json, ReindexResult.class);
     }
 }

@@ -1,10 +1,9 @@
 package dev.ragls.core.protocol;
 
-import dev.ragls.core.json.JsonWritable;
+import com.google.gson.JsonArray;
+import com.google.gson.JsonObject;
 
-import java.util.LinkedHashMap;
 import java.util.List;
-import java.util.Map;
 
 /**
  * Params of {@code rag/retrieve}. Null fields are left out so the server's defaults apply.
@@ -13,7 +12,7 @@ import java.util.Map;
  * {@code "intent":"change"}, null or {@link Intent#QUESTION} is left out (the server's default).
  */
 public record RetrieveParams(String query, Integer topK, Integer maxChars, List<String> paths,
-                             List<String> languages, List<String> folders, Intent intent) implements JsonWritable {
+                             List<String> languages, List<String> folders, Intent intent) {
 
     public static final int MAX_QUERY_CHARS = 4000;
 
@@ -71,28 +70,30 @@ public record RetrieveParams(String query, Integer topK, Integer maxChars, List<
         return q.length() > MAX_QUERY_CHARS ? q.substring(0, MAX_QUERY_CHARS) : q;
     }
 
-    @Override
-    public Map<String, Object> toJson() {
-        Map<String, Object> m = new LinkedHashMap<>();
-        m.put("query", query);
+    /** The params as sent: null and empty fields left out, so the server's defaults apply. */
+    public JsonObject toJson() {
+        JsonObject m = new JsonObject();
+        m.addProperty("query", query);
         if (topK != null) {
-            m.put("topK", topK);
+            m.addProperty("topK", topK);
         }
         if (maxChars != null) {
-            m.put("maxChars", maxChars);
+            m.addProperty("maxChars", maxChars);
         }
-        if (paths != null && !paths.isEmpty()) {
-            m.put("paths", paths);
-        }
-        if (languages != null && !languages.isEmpty()) {
-            m.put("languages", languages);
-        }
-        if (folders != null && !folders.isEmpty()) {
-            m.put("folders", folders);
-        }
+        addList(m, "paths", paths);
+        addList(m, "languages", languages);
+        addList(m, "folders", folders);
         if (intent != null && intent != Intent.QUESTION) {
-            m.put("intent", intent.wire());
+            m.addProperty("intent", intent.wire());
         }
         return m;
+    }
+
+    private static void addList(JsonObject m, String key, List<String> values) {
+        if (values != null && !values.isEmpty()) {
+            JsonArray a = new JsonArray();
+            values.forEach(a::add);
+            m.add(key, a);
+        }
     }
 }

@@ -1,10 +1,11 @@
 package dev.ragls.core.protocol;
 
-import dev.ragls.core.json.Json;
+import com.google.gson.JsonElement;
 
-import java.util.ArrayList;
 import java.util.List;
-import java.util.Map;
+
+import static dev.ragls.core.protocol.Wire.listOf;
+import static dev.ragls.core.protocol.Wire.orEmpty;
 
 /**
  * Result of {@code rag/retrieve}. {@code context} is "" when nothing fits or nothing is relevant.
@@ -13,35 +14,22 @@ import java.util.Map;
  */
 public record RetrieveResult(String context, List<Chunk> chunks, double tookMs, String error, List<String> warnings) {
 
+    public RetrieveResult {
+        context = orEmpty(context);
+        chunks = listOf(chunks);
+        warnings = listOf(warnings);
+    }
+
     public RetrieveResult(String context, List<Chunk> chunks, double tookMs, String error) {
         this(context, chunks, tookMs, error, List.of());
     }
 
-    public static RetrieveResult fromJson(Map<String, Object> m) {
-        List<Chunk> chunks = new ArrayList<>();
-        for (Object o : Json.getList(m, "chunks")) {
-            chunks.add(Chunk.fromJson(Json.asObject(o)));
-        }
-        return new RetrieveResult(
-                Json.getString(m, "context", ""),
-                List.copyOf(chunks),
-                Json.getDouble(m, "tookMs", 0.0),
-                Json.getString(m, "error", null),
-                strings(Json.getList(m, "warnings")));
+    public static RetrieveResult fromJson(JsonElement json) {
+        return Wire.read(json, RetrieveResult.class);
     }
 
     public static RetrieveResult empty() {
         return new RetrieveResult("", List.of(), 0.0, null);
-    }
-
-    static List<String> strings(List<Object> list) {
-        List<String> out = new ArrayList<>();
-        for (Object o : list) {
-            if (o instanceof String str) {
-                out.add(str);
-            }
-        }
-        return List.copyOf(out);
     }
 
     /** "No retrieval": an error without results (a protocol-1 server's error with chunks is degraded). */

@@ -1,8 +1,6 @@
 package dev.ragls.core.server;
 
-import dev.ragls.core.json.Json;
-
-import java.util.Map;
+import com.google.gson.JsonObject;
 
 /**
  * The plugin's settings that the server cares about, and their wire form. Names, defaults and
@@ -28,9 +26,15 @@ public record ClientSettings(boolean ragEnabled, int topK, int maxChars, boolean
         return new ClientSettings(true, DEFAULT_TOP_K, DEFAULT_MAX_CHARS, DEFAULT_AUTO_INDEX);
     }
 
-    public Map<String, Object> toServerSettings() {
-        return Json.obj(
-                "retrieval", Json.obj("topK", topK, "maxChars", maxChars),
-                "indexing", Json.obj("autoIndex", autoIndex));
+    public JsonObject toServerSettings() {
+        JsonObject retrieval = new JsonObject();
+        retrieval.addProperty("topK", topK);
+        retrieval.addProperty("maxChars", maxChars);
+        JsonObject indexing = new JsonObject();
+        indexing.addProperty("autoIndex", autoIndex);
+        JsonObject settings = new JsonObject();
+        settings.add("retrieval", retrieval);
+        settings.add("indexing", indexing);
+        return settings;
     }
 }

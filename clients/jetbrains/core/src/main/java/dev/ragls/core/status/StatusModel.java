@@ -11,7 +11,9 @@ import java.util.concurrent.CopyOnWriteArrayList;
 
 /**
  * What the status bar shows, folded from server lifecycle events, {@code $/progress},
- * {@code rag/statusChanged} and {@code rag/indexStatus} answers. Thread-safe; listeners run on the
+ * {@code rag/statusChanged} and {@code rag/indexStatus} answers. An index status shows as the
+ * server's {@code display} (a glyph for its health, its text and tooltip lines as they are); a
+ * {@code $/progress} newer than the status shows its n/N. Thread-safe; listeners run on the
  * calling thread (the IDE adapter moves them to the UI thread).
  */
 public final class StatusModel {
@@ -123,7 +125,7 @@ public final class StatusModel {
                 break;
         }
         if (status != null && status.isError() && statusSeq > progressSeq) {
-            return StatusView.of(status).barText();
+            return StatusText.bar(status.shown());
         }
         if (isIndexing()) {
             boolean progressNewer = progressSeq > statusSeq;
@@ -133,7 +135,7 @@ public final class StatusModel {
                 return StatusText.counts(files[0], files[1]);
             }
             if (status != null && status.isIndexing()) {
-                return StatusView.of(status).barText();
+                return StatusText.bar(status.shown());
             }
             if (files != null && files[1] > 0) {
                 return StatusText.counts(files[0], files[1]);
@@ -148,8 +150,8 @@ public final class StatusModel {
             return StatusText.PENDING;
         }
         if (status != null && !status.isIndexing()) {
-            // the shared mapping (docs/clients/status.md): RAG ✓ 1,234 chunks, RAG ⚠ paused, ...
-            return StatusView.of(status).barText();
+            // the server's display (docs/clients/status.md): RAG ✓ 1,234 chunks, RAG ⚠ paused, ...
+            return StatusText.bar(status.shown());
         }
         // no status yet, or a run just ended and the adapter is asking rag/indexStatus
         return StatusText.PENDING;
@@ -201,7 +203,7 @@ public final class StatusModel {
         if (p != null) {
             out.add("Progress: " + describe(p));
         }
-        out.addAll(StatusView.of(status).tooltip());
+        out.addAll(status.shown().tooltip());
         return out;
     }
 

@@ -1,7 +1,6 @@
 package dev.ragls.core.lsp;
 
-import dev.ragls.core.json.Json;
-import dev.ragls.core.json.JsonException;
+import com.google.gson.JsonParseException;
 
 import java.io.BufferedReader;
 import java.io.IOException;
@@ -112,8 +111,8 @@ public final class LspClient implements AutoCloseable {
         requestHandlers.put("workspace/workspaceFolders", params -> null);
         requestHandlers.put("workspace/configuration", params -> {
             List<Object> result = new ArrayList<>();
-            for (Object item : Json.getList(Json.asObject(params), "items")) {
-                String section = Json.getString(Json.asObject(item), "section", null);
+            for (Object item : Trees.getList(Trees.asObject(params), "items")) {
+                String section = Trees.getString(Trees.asObject(item), "section", null);
                 result.add(section == null || section.equals("ragls") ? configuration : null);
             }
             return result;
@@ -157,7 +156,7 @@ public final class LspClient implements AutoCloseable {
             public boolean cancel(boolean mayInterruptIfRunning) {
                 boolean cancelled = super.cancel(mayInterruptIfRunning);
                 if (cancelled) {
-                    LspClient.this.notify("$/cancelRequest", Json.obj("id", id));
+                    LspClient.this.notify("$/cancelRequest", Trees.obj("id", id));
                 }
                 return cancelled;
             }
@@ -167,7 +166,7 @@ public final class LspClient implements AutoCloseable {
             return f;
         }
         pending.put(id, f);
-        Map<String, Object> msg = Json.obj("jsonrpc", "2.0", "id", id, "method", method);
+        Map<String, Object> msg = Trees.obj("jsonrpc", "2.0", "id", id, "method", method);
         if (params != null) {
             msg.put("params", params);
         }
@@ -203,7 +202,7 @@ public final class LspClient implements AutoCloseable {
     }
 
     public void notify(String method, Object params) {
-        Map<String, Object> msg = Json.obj("jsonrpc", "2.0", "method", method);
+        Map<String, Object> msg = Trees.obj("jsonrpc", "2.0", "method", method);
         if (params != null) {
             msg.put("params", params);
         }
@@ -215,7 +214,7 @@ public final class LspClient implements AutoCloseable {
     }
 
     private void send(Map<String, Object> msg) throws IOException {
-        String json = Json.write(msg);
+        String json = Trees.write(msg);
         Consumer<String> t = trace;
         if (t != null) {
             t.accept("--> " + json);
@@ -229,9 +228,9 @@ public final class LspClient implements AutoCloseable {
 
     /** Client capabilities that matter to ragls: work-done progress and pull configuration. */
     public static Map<String, Object> defaultCapabilities() {
-        return Json.obj(
-                "window", Json.obj("workDoneProgress", true),
-                "workspace", Json.obj("configuration", true, "didChangeConfiguration", Json.obj("dynamicRegistration", false)));
+        return Trees.obj(
+                "window", Trees.obj("workDoneProgress", true),
+                "workspace", Trees.obj("configuration", true, "didChangeConfiguration", Trees.obj("dynamicRegistration", false)));
     }
 
     /** Sends {@code initialize} for {@code root}, then {@code initialized}; returns the InitializeResult. */
@@ -248,12 +247,12 @@ public final class LspClient implements AutoCloseable {
             throws LspException, InterruptedException {
         List<Object> folders = new ArrayList<>();
         for (Path r : roots) {
-            folders.add(Json.obj("uri", r.toUri().toString(), "name", r.getFileName() == null ? "root" : r.getFileName().toString()));
+            folders.add(Trees.obj("uri", r.toUri().toString(), "name", r.getFileName() == null ? "root" : r.getFileName().toString()));
         }
         Path root = roots.get(0);
-        Map<String, Object> params = Json.obj(
+        Map<String, Object> params = Trees.obj(
                 "processId", ProcessHandle.current().pid(),
-                "clientInfo", Json.obj("name", "ragls-jetbrains-core", "version", "0.1.0"),
+                "clientInfo", Trees.obj("name", "ragls-jetbrains-core", "version", "0.1.0"),
                 "rootUri", roots.size() == 1 ? root.toUri().toString() : null,
                 "rootPath", roots.size() == 1 ? root.toString() : null,
                 "workspaceFolders", folders,
@@ -262,8 +261,8 @@ public final class LspClient implements AutoCloseable {
             params.put("initializationOptions", initializationOptions);
         }
         Object result = requestSync("initialize", params, timeout);
-        notify("initialized", Json.obj());
-        return Json.asObject(result);
+        notify("initialized", Trees.obj());
+        return Trees.asObject(result);
     }
 
     /** {@code shutdown} + {@code exit}, then waits for the process (killing it after the timeout). */
@@ -336,8 +335,8 @@ public final class LspClient implements AutoCloseable {
                 }
                 Map<String, Object> msg;
                 try {
-                    msg = Json.parseObject(body);
-                } catch (JsonException e) {
+                    msg = Trees.parseObject(body);
+                } catch (JsonParseException e) {
                     continue; // ignore garbage, keep reading
                 }
                 route(msg);
@@ -362,9 +361,9 @@ public final class LspClient implements AutoCloseable {
                 CompletableFuture<Object> f = pending.remove(((Number) id).longValue());
                 if (f != null) {
                     if (msg.containsKey("error") && msg.get("error") != null) {
-                        Map<String, Object> err = Json.asObject(msg.get("error"));
-                        f.completeExceptionally(new LspException(Json.getInt(err, "code", LspException.INTERNAL_ERROR),
-                                Json.getString(err, "message", "error"), err.get("data")));
+                        Map<String, Object> err = Trees.asObject(msg.get("error"));
+                        f.completeExceptionally(new LspException(Trees.getInt(err, "code", LspException.INTERNAL_ERROR),
+                                Trees.getString(err, "message", "error"), err.get("data")));
                     } else {
                         f.complete(msg.get("result"));
                     }
@@ -382,7 +381,7 @@ public final class LspClient implements AutoCloseable {
                     safely(() -> h.accept(m, params));
                 }
                 for (Consumer<Map<String, Object>> h : notificationHandlers.getOrDefault(m, List.of())) {
-                    safely(() -> h.accept(Json.asObject(params)));
+                    safely(() -> h.accept(Trees.asObject(params)));
                 }
             });
         }
@@ -390,14 +389,14 @@ public final class LspClient implements AutoCloseable {
 
     private void answer(Object id, String method, Object params) {
         Function<Object, Object> h = requestHandlers.get(method);
-        Map<String, Object> reply = Json.obj("jsonrpc", "2.0", "id", id);
+        Map<String, Object> reply = Trees.obj("jsonrpc", "2.0", "id", id);
         if (h == null) {
-            reply.put("error", Json.obj("code", LspException.METHOD_NOT_FOUND, "message", "Unhandled method " + method));
+            reply.put("error", Trees.obj("code", LspException.METHOD_NOT_FOUND, "message", "Unhandled method " + method));
         } else {
             try {
                 reply.put("result", h.apply(params));
             } catch (RuntimeException e) {
-                reply.put("error", Json.obj("code", LspException.INTERNAL_ERROR, "message", String.valueOf(e.getMessage())));
+                reply.put("error", Trees.obj("code", LspException.INTERNAL_ERROR, "message", String.valueOf(e.getMessage())));
             }
         }
         try {

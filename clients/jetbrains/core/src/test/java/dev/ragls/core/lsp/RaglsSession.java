@@ -1,7 +1,6 @@
 package dev.ragls.core.lsp;
 
 import dev.ragls.core.chat.RagChat;
-import dev.ragls.core.json.Json;
 import dev.ragls.core.protocol.IndexStatus;
 import dev.ragls.core.protocol.ReindexResult;
 import dev.ragls.core.protocol.RetrieveParams;
@@ -26,15 +25,15 @@ public final class RaglsSession implements RagChat.Retriever {
 
     @Override
     public RetrieveResult retrieve(RetrieveParams params) throws LspException, InterruptedException {
-        return RetrieveResult.fromJson(Json.asObject(client.requestSync(RETRIEVE, params.toJson(), timeout)));
+        return RetrieveResult.fromJson(Trees.tree(client.requestSync(RETRIEVE, params.toJson(), timeout)));
     }
 
     public IndexStatus indexStatus() throws LspException, InterruptedException {
-        return IndexStatus.fromJson(Json.asObject(client.requestSync(INDEX_STATUS, Json.obj(), timeout)));
+        return IndexStatus.fromJson(Trees.tree(client.requestSync(INDEX_STATUS, Trees.obj(), timeout)));
     }
 
     public ReindexResult reindex(boolean full) throws LspException, InterruptedException {
-        return ReindexResult.fromJson(Json.asObject(client.requestSync(REINDEX, Json.obj("full", full), timeout)));
+        return ReindexResult.fromJson(Trees.tree(client.requestSync(REINDEX, Trees.obj("full", full), timeout)));
     }
 
     public LspClient client() {
