@@ -24,7 +24,7 @@ from ragls.retrieval import (
 )
 
 if TYPE_CHECKING:
-    from ragls.indexer import Indexer
+    from ragls.index.handle import IndexHandle
 
 log = logging.getLogger(__name__)
 
@@ -38,7 +38,7 @@ def failed(error: str) -> RetrieveResultOut:
 
 
 def answer(
-    idx: Indexer,
+    idx: IndexHandle,
     settings: RetrievalSettings,
     root: Path,
     query: str,
@@ -49,11 +49,11 @@ def answer(
     intent: str = "question",
 ) -> RetrieveResultOut:
     """Blocking (run it off the event loop). Never raises for a store or provider failure.
+    `idx`: the index's handle (`Indexer.handle`), never the worker itself.
     `intent` "change": the query describes a change; rank its files (RetrieveParams.intent)."""
     if idx.store is None or idx.fatal:
         return failed(idx.fatal or "index is not available")
-    if idx.pending:  # mid-pass: files naming what was asked go first
-        idx.seek(query_symbols(query))
+    idx.seek(query_symbols(query))  # mid-pass, files naming what was asked go first (a no-op after)
     warnings: list[str] = []
     if idx.embedder is None and settings.mode != "lexical":
         warnings.append(
@@ -84,6 +84,7 @@ def answer(
                 names=idx.cache,
                 history=history,
                 tuning=tuning,
+                files=idx.files,
             )
         except EmbeddingError as exc:
             # The embedding provider is down: lexical search still answers, and says so.

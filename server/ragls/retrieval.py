@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 import threading
 import time
+from collections.abc import Callable, Iterable
 from concurrent.futures import Future
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -29,6 +30,7 @@ from ragls.git_history import FileRanker
 from ragls.gitignore import BACKEND
 from ragls.languages import is_code
 from ragls.protocol import ChunkOut, Position, Range, RetrieveResultOut
+from ragls.query_parts import mentioned_files, path_mentions
 from ragls.store import SearchRequest, Store, StoredHit
 
 _DOTTED = re.compile(r"[A-Za-z_$][\w$]*(?:(?:\.|::|#)[A-Za-z_$][\w$]*)+")
@@ -155,6 +157,11 @@ class Tuning:
     # (docs/evaluation.md, "Git history"). 0 files turns it off.
     git_history_files: int = 20
     git_history_weight: float = 2.0
+    # Files the query names (query_parts.mentioned_files: stack-trace frames, paths in a bug
+    # report): their best chunks join the hits with the weighted RRF term of the file's place
+    # among the mentions, as one more fused list. 0 turns it off.
+    mention_weight: float = 2.0
+    mention_chunks: int = 3  # chunks fetched per mentioned file
 
 
 DEFAULT_TUNING = Tuning()
@@ -392,6 +399,25 @@ def demote(
     return [h for _, _, h in scored]
 
 
+def mention_boost(
+    hits: list[StoredHit], near: list[StoredHit], files: list[str], weight: float, k: int
+) -> list[StoredHit]:
+    """The hits plus the best chunks of the files the query names (`near`: the same query within
+    those files), each chunk of a named file gaining the weighted RRF term of its file's place
+    in `files`, as if that ranking were one more fused list. A chunk found only within the
+    named files brings no score of its own but that term. Stable on ties."""
+    place = {path: rank for rank, path in enumerate(files)}
+    seen = {h.id for h in hits}
+    merged = hits + [replace(h, score=0.0) for h in near if h.id not in seen]
+    scored = []
+    for i, h in enumerate(merged):
+        rank = place.get(str(h.payload.get("path", "")))
+        score = h.score if rank is None else h.score + name_rerank.rrf_score(rank, weight, k)
+        scored.append((score, i, h if rank is None else replace(h, score=score)))
+    scored.sort(key=lambda t: (-t[0], t[1]))
+    return [h for _, _, h in scored]
+
+
 def git_history_boost(hits: list[Hit], files: list[str], weight: float, k: int) -> list[Hit]:
     """Add to each hit the weighted RRF term of its file's place in `files` (the files whose git
     history matches the query, best first), as if that ranking were one more fused list; only
@@ -461,10 +487,13 @@ def retrieve(
     tuning: Tuning = DEFAULT_TUNING,
     names: EmbeddingCache | None = None,
     history: FileRanker | None = None,
+    files: Callable[[], Iterable[str]] | None = None,
 ) -> RetrieveResult:
     """`names`: the index's embedding cache, where the indexer keeps the chunks' name vectors
     (ragls.name_rerank); without it the name rerank is skipped. `history`: the workspace's git
-    history (ragls.git_history); without it no file is lifted by its commit messages."""
+    history (ragls.git_history); without it no file is lifted by its commit messages.
+    `files`: the index's files, asked for only when the query names some (a stack trace, a path
+    in a bug report: query_parts.mentioned_files); their best chunks join the hits."""
     t0 = time.perf_counter()
     use_dense = embedder is not None and dense_available and settings.mode != "lexical"
     dense = None
@@ -487,6 +516,14 @@ def retrieve(
         rrf_k=tuning.rrf_k,
     )
     stored = store.search(req)
+    mentioned: list[str] = []
+    if files is not None and tuning.mention_weight > 0 and settings.fusion == "rrf" and path_mentions(query):
+        mentioned = mentioned_files(query, allowed_paths if allowed_paths is not None else files())
+    if mentioned:
+        near = store.search(
+            replace(req, paths=mentioned, limit=len(mentioned) * tuning.mention_chunks, symbol_names=[])
+        )
+        stored = mention_boost(stored, near, mentioned, tuning.mention_weight, tuning.rrf_k)
     stored_fused = dense is not None and bool(sparse[0]) and settings.fusion == "rrf"
     if stored_fused and dense is not None and tuning.name_rerank_hits and name_rerank.usable(embedder, names):
         stored = name_rerank.rerank_hits(

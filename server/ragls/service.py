@@ -14,7 +14,7 @@ from pathlib import Path
 from ragls.answer import answer, failed
 from ragls.config import Settings
 from ragls.context import ContextChunk, format_context
-from ragls.indexer import Indexer
+from ragls.index.worker import Indexer
 from ragls.protocol import (
     IndexStatus,
     RetrieveParams,
@@ -47,6 +47,8 @@ class IndexService:
         self.warnings = list(warnings or [])  # e.g. sensitive keys the workspace file may not set
         # `after`: the previous service's `closed`, so a restart reopens the same index slot.
         self.indexer = Indexer(self.root, settings, on_change=on_change, store_wait=store_wait, after=after)
+        # What queries read (store, embedder, cache, breaker, git history, seek): never the worker.
+        self.index = self.indexer.handle
         self.watcher: Watcher | None = None
         self._docs: dict[str, dict[str, str]] = {}  # path -> source -> text, latest source last
         self._docs_lock = threading.Lock()
@@ -75,7 +77,7 @@ class IndexService:
 
     @property
     def runs(self) -> int:
-        return self.indexer.runs
+        return self.indexer.state.runs
 
     def busy(self) -> bool:
         return self.indexer.busy()
@@ -121,7 +123,7 @@ class IndexService:
         return build_status(
             self.root,
             self.settings,
-            self.indexer,
+            self.indexer.snapshot(),
             settings_error=self.settings_error,
             warnings=self.warnings,
             watcher=self.watcher,
@@ -130,7 +132,7 @@ class IndexService:
     # -- answers -----------------------------------------------------------------------------
     def _usable(self, wait: float) -> str | None:
         """None when the store can answer, else why not."""
-        idx = self.indexer
+        idx = self.index
         if not idx.ready.is_set():
             idx.ready.wait(wait)
         if idx.store is None or idx.fatal:
@@ -143,12 +145,11 @@ class IndexService:
         spec = compile_globs(p.paths) if p.paths else None
         if (why := self._usable(wait)) is not None:
             return failed(why)
-        idx = self.indexer
-        allowed = [path for path in idx.indexed_paths() if spec.match_file(path)] if spec is not None else None
+        allowed = [path for path in self.indexer.state.paths() if spec.match_file(path)] if spec is not None else None
         rs = self.settings.retrieval
         top_k = p.top_k if "top_k" in p.model_fields_set else rs.top_k
         max_chars = p.max_chars if "max_chars" in p.model_fields_set else rs.max_chars
-        return answer(idx, rs, self.root, p.query, top_k, max_chars, allowed, p.languages, p.intent)
+        return answer(self.index, rs, self.root, p.query, top_k, max_chars, allowed, p.languages, p.intent)
 
     def find_symbol(self, p: SymbolParams, wait: float = 30.0) -> RetrieveResultOut:
         """Definitions whose stored symbol is `name` or ends with `.name` (`Invoice.total`,
@@ -158,10 +159,10 @@ class IndexService:
         if (why := self._usable(wait)) is not None:
             empty.error = why
             return empty
-        store = self.indexer.store
+        store = self.index.store
         assert store is not None
         wanted = re.sub(r"::|#", ".", p.name.strip()).strip(".")
-        self.indexer.seek([wanted])
+        self.index.seek([wanted])
         try:
             stored = store.by_symbol([wanted.lower()], _SYMBOL_SCAN)
         except Exception as exc:

@@ -21,7 +21,7 @@ from ragls.protocol import (
 
 if TYPE_CHECKING:
     from ragls.embedding import Embedder
-    from ragls.indexer import Indexer
+    from ragls.index.state import IndexCounters
     from ragls.store import Store
     from ragls.watcher import Watcher
 
@@ -39,19 +39,54 @@ def store_info(settings: Settings, store: Store | None = None) -> StoreInfo:
     return StoreInfo(kind="remote" if settings.qdrant.url else "edge", location="")
 
 
+def index_status(c: IndexCounters, settings: Settings, embedder: Embedder | None, store: Store | None) -> IndexStatus:
+    """An index's counters (IndexState.counters) as its status; build_status adds the rest."""
+    hits, misses = c.cache_hits, c.cache_misses
+    snap = c.snapshot
+    return IndexStatus(
+        state=c.state,  # type: ignore[arg-type]
+        phase=c.phase,
+        files_total=c.files_total,
+        files_indexed=c.files_indexed,
+        files_failed=c.files_failed,
+        files_skipped=sum(c.skipped_by_reason.values()),
+        skipped_by_reason=dict(c.skipped_by_reason),
+        chunks=c.chunks,
+        lexical=Progress(done=c.lexical_done, total=c.searchable),
+        dense=Progress(done=c.files_indexed, total=c.searchable),
+        last_indexed_at=c.last_indexed_at,
+        embedder=embedder_info(settings, embedder),
+        store=store_info(settings, store),
+        cache=CacheInfo(hits=hits, misses=misses, hit_rate=round(hits / (hits + misses), 4) if hits + misses else 0.0),
+        embedded=c.embedded,
+        snapshot=None
+        if snap is None
+        else SnapshotInfo(
+            source=snap.source,
+            state=snap.state,  # type: ignore[arg-type]
+            vectors=snap.vectors,
+            reused=snap.reused,
+            message=snap.message,
+        ),
+        errors=[ErrorOut(path=e.path, message=e.message, time=e.time) for e in c.errors],
+        workspace=c.workspace,
+        message=c.message,
+    )
+
+
 def build_status(
     root: Path | None,
     settings: Settings,
-    idx: Indexer | None = None,
+    index: IndexStatus | None = None,
     *,
     settings_error: str | None = None,
     warnings: list[str] | None = None,
     watcher: Watcher | None = None,
 ) -> IndexStatus:
-    """The index's counters (from the indexer, zeros before it runs) plus what only the caller
-    knows: a settings problem, settings warnings and the watcher's health."""
-    if idx is not None:
-        st = idx.snapshot()
+    """The index's own status (`Indexer.snapshot()`; zeros before it runs) plus what only the
+    caller knows: a settings problem, settings warnings and the watcher's health."""
+    if index is not None:
+        st = index
     else:
         st = IndexStatus(
             state="error" if settings_error else "indexing",

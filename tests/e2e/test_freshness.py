@@ -9,7 +9,7 @@ import time
 from pathlib import Path
 
 from ragls.config import Settings
-from ragls.indexer import Indexer
+from ragls.index.worker import Indexer
 from ragls.watcher import Watcher
 from tests.conftest import require_tool
 from tests.lsp_harness import Starter

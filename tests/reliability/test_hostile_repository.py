@@ -194,11 +194,11 @@ async def test_out_of_range_workspace_settings_are_clamped_with_a_warning(start:
 
 _OLD_RELEASE = """
 import sys
-import ragls.prepare, ragls.indexer
+import ragls.prepare, ragls.index.apply
 from ragls.secrets import Redaction
 # What an older ragls did: no redaction at all, and the rules mark it wrote in the manifest.
 ragls.prepare.scan = lambda text, path="": Redaction(text, 0, False)
-ragls.indexer._PREPARE_RULES = "secrets 1"
+ragls.index.apply._PREPARE_RULES = "secrets 1"
 from ragls.cli import main
 sys.exit(main(sys.argv[1:]))
 """

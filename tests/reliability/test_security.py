@@ -78,7 +78,7 @@ def test_logs_carry_no_file_contents_or_keys(tmp_path: Path, capfd: pytest.Captu
     import logging
 
     from ragls.config import Settings
-    from ragls.indexer import Indexer
+    from ragls.index.worker import Indexer
 
     ws = tmp_path / "ws"
     ws.mkdir()

@@ -14,7 +14,7 @@ from ragls import git_history
 from ragls.answer import answer
 from ragls.config import RetrievalSettings, Settings
 from ragls.git_history import HistoryTracker, find_repository, load, message_text
-from ragls.indexer import Indexer
+from ragls.index.worker import Indexer
 from ragls.retrieval import Hit, git_history_boost
 from tests.gitrepo import commit as _commit
 from tests.gitrepo import git as _git
@@ -199,7 +199,7 @@ def test_answer_lifts_the_file_an_earlier_change_described(tmp_path: Path) -> No
         rs = settings.retrieval
 
         def first(retrieval: RetrievalSettings, intent: str) -> str:
-            return answer(idx, retrieval, ws, query, 5, 4000, intent=intent).chunks[0].path
+            return answer(idx.handle, retrieval, ws, query, 5, 4000, intent=intent).chunks[0].path
 
         # Asked as a change (rag/retrieve intent "change", MCP find_files): the history decides.
         assert first(rs, "change") == ".teamcity/settings.kts"

@@ -451,7 +451,7 @@ def test_retry_after_parsing() -> None:
 # -- through the indexer ---------------------------------------------------------------------
 def test_indexer_embeds_over_http_and_sends_no_secrets(fake: FakeProviders, tmp_path: Path) -> None:
     from ragls.config import load_settings
-    from ragls.indexer import Indexer
+    from ragls.index.worker import Indexer
 
     ws = tmp_path / "ws"
     (ws / "pkg").mkdir(parents=True)

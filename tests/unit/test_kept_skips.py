@@ -8,7 +8,8 @@ import os
 from pathlib import Path
 
 from ragls.config import Settings
-from ragls.indexer import _SKIP_RULES, Indexer
+from ragls.index.apply import _SKIP_RULES
+from ragls.index.worker import Indexer
 from tests.waiting import until
 
 MINIFIED = "var a=" + "1+" * 3000 + "1;\n"  # one 6,000-character line

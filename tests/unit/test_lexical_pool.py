@@ -8,7 +8,8 @@ import time
 from pathlib import Path
 
 from ragls.config import Settings
-from ragls.indexer import Indexer, Records
+from ragls.index.state import Records
+from ragls.index.worker import Indexer
 from ragls.store.manifest import DENSE, LEXICAL, FileRecord
 
 PY = '''"""Module {i}."""
@@ -179,13 +180,13 @@ def _counting_flushes(monkeypatch) -> list[int]:  # type: ignore[no-untyped-def]
 def test_flushes_follow_the_points_written(tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
     """The write-ahead log a crash would replay is bounded by points: the indexer flushes every
     _FLUSH_POINTS points, not only every so many seconds."""
-    import ragls.indexer as indexer_mod
+    import ragls.index.handle as handle_mod
 
     ws = tmp_path / "ws"
     _workspace(ws, 60)
     flushed = _counting_flushes(monkeypatch)
-    monkeypatch.setattr(indexer_mod, "_FLUSH_POINTS", 100)
-    monkeypatch.setattr(indexer_mod, "_FLUSH_AGE_S", 3600.0)
+    monkeypatch.setattr(handle_mod, "_FLUSH_POINTS", 100)
+    monkeypatch.setattr(handle_mod, "_FLUSH_AGE_S", 3600.0)
     idx = Indexer(ws, Settings.model_validate({"cacheDir": str(tmp_path / "cache")}), workers=1)
     idx.start()
     try:

@@ -17,7 +17,7 @@ from ragls.answer import answer
 from ragls.chunking.model import embedding_text, name_text
 from ragls.config import Settings
 from ragls.embedding.cache import EmbeddingCache
-from ragls.indexer import Indexer
+from ragls.index.worker import Indexer
 from ragls.name_rerank import (
     NAME_KEY,
     name_vectors,
@@ -134,7 +134,7 @@ def test_the_indexer_caches_name_vectors_and_queries_use_them(tmp_path: Path) ->
         # With every name vector there, the first hits are ranked again.
         assert rerank_hits(stored[::-1], vecs[0], idx.cache, 10, 0.25, 5)[0].id == stored[0].id
 
-        res = answer(idx, settings.retrieval, ws, "how many words does a text have", 5, 4000)
+        res = answer(idx.handle, settings.retrieval, ws, "how many words does a text have", 5, 4000)
         assert res.error is None and res.chunks[0].symbol == "count_words"
         # A failing name lookup leaves the fused ranking as it was instead of failing the query.
         broken = EmbeddingCache(tmp_path / "broken.sqlite", "m", 384)

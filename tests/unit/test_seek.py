@@ -10,7 +10,7 @@ from pathlib import Path
 
 from ragls.answer import answer
 from ragls.config import Settings
-from ragls.indexer import Indexer
+from ragls.index.worker import Indexer
 from ragls.seek import bare_name, files_naming
 
 PY = '''"""Module {i}."""
@@ -86,7 +86,7 @@ def test_a_name_asked_mid_pass_sends_its_file_ahead(tmp_path: Path) -> None:
     idx = Indexer(ws, settings)
     try:
         # A question as the server answers it (the first answer comes before the file is in).
-        ask = lambda: answer(idx, settings.retrieval, ws, "where is zq_rare_target defined", 5, 4000)  # noqa: E731
+        ask = lambda: answer(idx.handle, settings.retrieval, ws, "where is zq_rare_target defined", 5, 4000)  # noqa: E731
         waiting, total = _run_until(idx, "pkg0/zz_target.py", ask)
         # In pass order the target would be the last file (waiting == 0 when it is stored).
         assert total > N_FILES

@@ -22,7 +22,7 @@ from qdrant_client.http.exceptions import ResponseHandlingException, UnexpectedR
 
 from ragls import lexical
 from ragls.config import Settings
-from ragls.indexer import Indexer
+from ragls.index.worker import Indexer
 from ragls.migrate import copy_manifest, iter_edge_points, migrate, remote_manifest_path, with_url
 from ragls.store import PointData, SearchRequest, Store, StoreError, index_dir
 from ragls.store.edge import EdgeStore

@@ -13,7 +13,7 @@ from ragls import embedding
 from ragls.answer import answer
 from ragls.config import Settings
 from ragls.embedding import onnx_local
-from ragls.indexer import Indexer
+from ragls.index.worker import Indexer
 from tests.waiting import until
 
 SRC = '''def zq_lonely_function(width):
@@ -43,7 +43,7 @@ def test_a_warm_index_answers_while_the_model_loads(tmp_path: Path) -> None:
         idx.start()
         assert idx.ready.wait(60)
         assert idx.embedder is None
-        res = answer(idx, settings.retrieval, ws, "zq_lonely_function", 5, 4000)
+        res = answer(idx.handle, settings.retrieval, ws, "zq_lonely_function", 5, 4000)
         assert res.error is None
         assert [c.symbol for c in res.chunks] == ["zq_lonely_function"]
         assert any("model is still loading" in w for w in res.warnings or [])
@@ -54,7 +54,7 @@ def test_a_warm_index_answers_while_the_model_loads(tmp_path: Path) -> None:
     try:
         until(lambda: idx.embedder is not None, 60)
         until(lambda: idx.snapshot().state == "ready")
-        res = answer(idx, settings.retrieval, ws, "pad a line to a width", 5, 4000)
+        res = answer(idx.handle, settings.retrieval, ws, "pad a line to a width", 5, 4000)
         assert not res.warnings
         assert res.chunks and res.chunks[0].symbol == "zq_lonely_function"
     finally:
@@ -77,7 +77,7 @@ def test_a_model_that_does_not_load_leaves_lexical_search(tmp_path: Path, monkey
     idx.start()
     try:
         until(lambda: idx.model_error is not None, 60)
-        res = answer(idx, settings.retrieval, ws, "zq_lonely_function", 5, 4000)
+        res = answer(idx.handle, settings.retrieval, ws, "zq_lonely_function", 5, 4000)
         assert res.error is None and [c.symbol for c in res.chunks] == ["zq_lonely_function"]
         assert any("could not be loaded" in w for w in res.warnings or [])
         st = idx.snapshot()
@@ -109,7 +109,7 @@ def test_a_fully_embedded_index_says_when_its_model_does_not_load(
         st = idx.snapshot()
         assert st.state == "error" and st.dense.done == st.dense.total == 1
         assert (st.message or "").startswith("the embedding model could not be loaded (")
-        res = answer(idx, settings.retrieval, ws, "zq_lonely_function", 5, 4000)
+        res = answer(idx.handle, settings.retrieval, ws, "zq_lonely_function", 5, 4000)
         assert [c.symbol for c in res.chunks] == ["zq_lonely_function"]
         assert any("could not be loaded" in w for w in res.warnings or [])
     finally:

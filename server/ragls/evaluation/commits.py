@@ -187,6 +187,7 @@ def _ragls_files(idx: Indexer, text: str, history: git_history.FileHistory | Non
         tuning=tuning,
         names=idx.cache,
         history=history,
+        files=idx.indexed_paths,
     ).hits
     return [h.path for h in hits]
 

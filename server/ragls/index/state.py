@@ -1,0 +1,269 @@
+"""What the index knows about every file, in memory, behind one lock, and the frozen counters
+the status is made of (`status.index_status` turns them into an `IndexStatus`).
+
+The worker thread is the only writer: it reads without the lock and writes under it. Request
+threads (status, `busy`, the seeker, retrieval's path filter) read under it."""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections import Counter, deque
+from collections.abc import Iterable
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from enum import StrEnum
+from typing import TYPE_CHECKING
+
+from ragls.faults import Fault
+from ragls.store.manifest import DENSE, LEXICAL, FileRecord, SkippedFile
+
+if TYPE_CHECKING:
+    from ragls.index.handle import IndexHandle
+
+log = logging.getLogger(__name__)
+
+_MAX_ERRORS = 50
+
+
+class Phase(StrEnum):
+    """The worker's state machine (docs/reliability.md, "The fault model"):
+
+    starting -> discovering -> lexical -> dense -> idle, back to discovering on a scan and to
+    lexical on a change; any step -> waiting (a fault: retried at its time, work kept queued);
+    dense -> paused (the provider's breaker is open; lexical work goes on); error is only the
+    index failing to open. The status reports the phase as is."""
+
+    STARTING = "starting"
+    DISCOVERING = "discovering"
+    LEXICAL = "lexical"
+    DENSE = "dense"
+    IDLE = "idle"
+    WAITING = "waiting"
+    PAUSED = "paused"
+    ERROR = "error"
+
+
+@dataclass
+class ErrorEntry:
+    path: str
+    message: str
+    time: str
+
+
+def now() -> str:
+    return datetime.now(UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
+
+
+class Records(dict[str, FileRecord]):
+    """path -> FileRecord, keeping the counts the status reports as records come and go, so
+    a status request costs O(1) instead of a walk over every record while the indexer
+    competes for the GIL. Change a stored record's status or chunk ids only through
+    `set_status` / `set_chunk_ids`."""
+
+    def __init__(self, items: Iterable[tuple[str, FileRecord]] = ()) -> None:
+        super().__init__(items)  # in bulk: a warm start loads every record of the manifest
+        statuses = [r.status for r in self.values()]
+        self.dense = statuses.count(DENSE)
+        self.lexical = statuses.count(LEXICAL) + self.dense
+        self.chunks = sum(len(r.chunk_ids) for r in self.values())
+
+    def _count(self, rec: FileRecord, sign: int) -> None:
+        if rec.status in (LEXICAL, DENSE):
+            self.lexical += sign
+            if rec.status == DENSE:
+                self.dense += sign
+        self.chunks += sign * len(rec.chunk_ids)
+
+    def __setitem__(self, key: str, rec: FileRecord) -> None:
+        old = super().get(key)
+        if old is not None:
+            self._count(old, -1)
+        super().__setitem__(key, rec)
+        self._count(rec, 1)
+
+    def __delitem__(self, key: str) -> None:
+        self._count(self[key], -1)
+        super().__delitem__(key)
+
+    def pop(self, key: str, *default: FileRecord | None) -> FileRecord | None:  # type: ignore[override]
+        if key in self:
+            rec = super().pop(key)
+            self._count(rec, -1)
+            return rec
+        if default:
+            return default[0]
+        raise KeyError(key)
+
+    def clear(self) -> None:
+        super().clear()
+        self.lexical = self.dense = self.chunks = 0
+
+    def set_status(self, key: str, status: str) -> None:
+        rec = self[key]
+        self._count(rec, -1)
+        rec.status = status
+        self._count(rec, 1)
+
+    def set_chunk_ids(self, key: str, ids: list[str]) -> None:
+        rec = self[key]
+        self._count(rec, -1)
+        rec.chunk_ids = ids
+        self._count(rec, 1)
+
+
+@dataclass(frozen=True)
+class SnapshotCounts:
+    """The `embedder.snapshot` import, as the status shows it."""
+
+    source: str
+    state: str
+    vectors: int
+    reused: int
+    message: str | None
+
+
+@dataclass(frozen=True)
+class IndexCounters:
+    """One consistent reading of the index (taken under the lock), for `status.index_status`."""
+
+    state: str  # "indexing", "ready" or "error"
+    phase: str
+    message: str | None
+    files_total: int
+    files_indexed: int  # searchable both ways, not failed
+    files_failed: int
+    skipped_by_reason: dict[str, int]
+    chunks: int
+    lexical_done: int
+    searchable: int  # the files that can be indexed: the total of both progress counts
+    last_indexed_at: str | None
+    cache_hits: int
+    cache_misses: int
+    embedded: int
+    snapshot: SnapshotCounts | None
+    errors: tuple[ErrorEntry, ...]
+    workspace: str
+
+
+class IndexState:
+    """The in-memory half of the index: records, the queues of work, skips, failures, open
+    editor buffers, errors, the phase and the run counters."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()  # guards everything below
+        self.records = Records()
+        self.pending: set[str] = set()  # discovered, not yet processed
+        self.missing_dense: dict[str, list[str]] = {}  # file -> chunk ids still without a dense vector
+        self.dense_failed: dict[str, list[str]] = {}  # gave up this pass; retried on the next scan
+        self.dense_fail_at: dict[str, float] = {}  # file -> when its last dense batch failed
+        self.failed: dict[str, str] = {}
+        self.skipped_other: Counter[str] = Counter()  # directories, links: counted, not per path
+        self.skipped_paths: dict[str, str] = {}  # file -> why it is not indexed
+        # Files skipped for their content, as the manifest keeps them (not read again unchanged).
+        self.known_skips: dict[str, SkippedFile] = {}
+        self.stale_prepare: set[str] = set()  # files prepared under older rules (apply._PREPARE_RULES)
+        self.open_docs: dict[str, str] = {}  # editor buffers: path -> text
+        # Files that spell a name a question asked for (seek.py), still waiting in a pass:
+        # indexed at the next batch boundary instead of in pass order. (Opened and saved
+        # files are changes, which a pass handles at its next boundary already.)
+        self.urgent: dict[str, None] = {}
+        self.errors: deque[ErrorEntry] = deque(maxlen=_MAX_ERRORS)
+        self.phase: Phase = Phase.STARTING
+        self.fault: Fault | None = None  # the worker waits for its retry time (worker.py)
+        self.last_indexed_at: str | None = None
+        # Counters of work done, for the status, tests and benchmarks.
+        self.embeds = 0  # chunks embedded
+        self.embeds_names = 0  # name vectors cached (ragls.name_rerank)
+        self.batches = 0  # lexical batches applied
+        self.change_jobs = 0  # coalesced change sets handled (a burst of saves is one)
+        self.runs = 0  # scans and change sets started: lets the progress reporter see short runs
+        self.scans = 0
+        self.pooled_passes = 0  # lexical passes prepared by worker processes
+        self.worker_discoveries = 0  # first scans walked by a pool worker
+
+    def error(self, path: str, message: str) -> None:
+        log.warning("%s%s", f"{path}: " if path else "", message)
+        with self.lock:
+            self.errors.append(ErrorEntry(path, message, now()))
+
+    def paths(self) -> list[str]:
+        """The indexed files (retrieval's path filter reads them)."""
+        with self.lock:
+            return list(self.records)
+
+    def forget_files(self) -> None:
+        """The index is gone (its folder removed or replaced): know no file until a rescan."""
+        with self.lock:
+            self.records = Records()
+            self.missing_dense.clear()
+            self.dense_failed.clear()
+            self.failed.clear()
+            self.pending.clear()
+            self.dense_fail_at.clear()
+
+    def counters(self, handle: IndexHandle, queued: bool) -> IndexCounters:
+        """The status's numbers, state and phase, read at once. `queued`: the worker has jobs
+        waiting."""
+        breaker = handle.breaker
+        with self.lock:
+            recs = self.records
+            lexical_done, chunks = recs.lexical, recs.chunks
+            failed = len(self.failed)
+            skipped = Counter(self.skipped_paths.values()) + self.skipped_other
+            total = (
+                len(recs)
+                + sum(1 for p in self.failed if p not in recs)
+                + sum(1 for p in self.pending if p not in recs and p not in self.failed)
+            )
+            # A file whose embedding failed stays searchable lexically but counts as failed.
+            dense_done = recs.dense - sum(
+                1 for p in self.failed if (r := recs.get(p)) is not None and r.status == DENSE
+            )
+            message = handle.fatal or handle.notice
+            if message is None and handle.model_error:
+                message = f"the embedding model could not be loaded ({handle.model_error}); search is lexical only"
+            if handle.fatal:
+                state, phase = "error", "error"
+            elif self.fault is not None:
+                state, phase, message = "error", "waiting", self.fault.describe()
+            elif breaker.is_open and not breaker.allow() and self.missing_dense and not self.pending:
+                state, phase, message = "error", "paused", breaker.describe()
+            elif self.phase in ("starting", "discovering") or self.pending or self.missing_dense or queued:
+                state, phase = "indexing", self.phase
+            elif handle.model_loading():
+                # Every file is searchable, lexically; the dense half waits for the model (a
+                # moment after the index opens), so not `ready` yet (protocol.md).
+                state, phase = "indexing", "dense"
+            elif handle.model_error:
+                # Nothing left to embed, but no model for the questions either: lexical only,
+                # like a provider that is down (with chunks to embed, the fault above says it).
+                state, phase = "error", "paused"
+            else:
+                state, phase = "ready", "idle"
+            cache = handle.cache
+            hits, misses = (cache.hits, cache.misses) if cache else (0, 0)
+            report = handle.snapshot_import
+            return IndexCounters(
+                state=state,
+                phase=phase,
+                message=message,
+                files_total=total,
+                files_indexed=dense_done,
+                files_failed=failed,
+                skipped_by_reason=dict(skipped),
+                chunks=chunks,
+                lexical_done=lexical_done,
+                searchable=total - failed if total >= failed else total,
+                last_indexed_at=self.last_indexed_at,
+                cache_hits=hits,
+                cache_misses=misses,
+                embedded=self.embeds,
+                snapshot=None
+                if report is None
+                else SnapshotCounts(
+                    report.source, report.state, report.vectors, handle.snapshot_reused, report.message
+                ),
+                errors=tuple(self.errors),
+                workspace=str(handle.root),
+            )
