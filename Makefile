@@ -56,11 +56,13 @@ format: venv
 	$(BIN)/ruff check --fix server tests eval scripts bench
 
 ## make eval: build the golden sets from pinned registry packages and score ragls vs BM25;
-## the commit message -> files task reads bare git mirrors from MIRRORS (skipped if absent).
+## the commit message -> files and issue -> files tasks read bare git mirrors from MIRRORS
+## (a repository without one is skipped).
 MIRRORS ?= $(or $(RAGLS_EVAL_MIRRORS),/work/.mirror)
 eval: venv
 	$(BIN)/python eval/build_golden.py
-	nice -n 5 $(BIN)/ragls eval --all --baselines --no-ablations --commits eval/commits.toml --mirrors $(MIRRORS) \
+	nice -n 5 $(BIN)/ragls eval --all --baselines --no-ablations --commits eval/commits.toml --issues eval/issues.toml \
+		--mirrors $(MIRRORS) \
 		--out docs/evaluation-results.json
 
 ## make snapshot [WS=path] [OUT=file]: index a folder and export its vectors (docs/scaling.md).

@@ -22,6 +22,7 @@ from fetch import (  # noqa: E402
     commit_task_names,
     eval_names,
     name_hash,
+    normalise,
 )
 
 from ragls.chunking import chunk_file  # noqa: E402
@@ -141,13 +142,41 @@ def test_held_out_commit_task_repositories_are_refused(tmp_path: Path) -> None:
     assert "intellijplatformgradleplugin" in commit_task_names(commits, split="dev")
 
 
+def issue_task_names(path: Path, split: str = "held-out") -> set[str]:
+    """The issue -> files task's repositories of one split, normalised like commit_task_names
+    (GitHub owner and name with their aliases): its held-out ones are measured on too."""
+    from ragls.evaluation.issues import load_config
+
+    return {
+        normalise(a)
+        for repo in load_config(path).repo
+        if repo.split == split
+        for part in repo.github.split("/")
+        for a in aliases(part)
+    }
+
+
+def test_held_out_issue_task_repositories_are_refused() -> None:
+    held_out = issue_task_names(ROOT / "eval" / "issues.toml")
+    assert {"ripgrep", "burntsushi", "fzf", "behat"} <= held_out
+    with pytest.raises(Refused, match="evaluated project"):
+        check_excluded(Package("debian", "ripgrep", names=sorted(aliases("ripgrep"))), set(), held_out)
+    # Dev repositories are where choices are made: the model may have seen them (jsoup was).
+    assert "jsoup" not in held_out and "jsoup" in issue_task_names(ROOT / "eval" / "issues.toml", split="dev")
+
+
 def test_the_bundled_embedder_never_saw_a_held_out_project() -> None:
     """Every package of the shipped model's training data, checked against what is measured as
-    held-out now: the doc->code sets (eval/sources.toml) and the commit task's repositories.
+    held-out now: the doc->code sets (eval/sources.toml), the commit task's repositories and the
+    issue task's (eval/issues.toml).
     (Session 14 found cJSON and mustermann, then held-out in the commit task, among them.)"""
     import json
 
-    evaluated = eval_names([ROOT / "eval" / "sources.toml"]) | commit_task_names(ROOT / "eval" / "commits.toml")
+    evaluated = (
+        eval_names([ROOT / "eval" / "sources.toml"])
+        | commit_task_names(ROOT / "eval" / "commits.toml")
+        | issue_task_names(ROOT / "eval" / "issues.toml")
+    )
     manifest = json.loads((ROOT / "scripts" / "embedder" / "data-manifest.json").read_text(encoding="utf-8"))
     assert len(manifest["packages"]) > 100
     seen = []

@@ -46,17 +46,22 @@ def add_eval_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[ty
     p.add_argument("golden", nargs="*", help="golden-set files (.json or .toml)")
     p.add_argument("--all", action="store_true", help="every set listed in DIR/manifest.json")
     p.add_argument("--dir", type=Path, default=default_dir(), help="where eval/build_golden.py wrote the sets")
-    p.add_argument("--split", choices=["dev", "held-out"], help="with --all: only the sets of this split")
+    p.add_argument(
+        "--split",
+        choices=["dev", "held-out"],
+        help="with --all or --issues: only the sets or repositories of this split",
+    )
     p.add_argument("--cache", type=Path, help="indexes and embedding cache (default DIR/ragls-cache)")
     p.add_argument("--baselines", action="store_true", help="also score BM25 on the same queries")
     p.add_argument("--no-ablations", action="store_true", help="score the default configuration only")
     p.add_argument("--out", type=Path, help="write all figures as JSON here")
     p.add_argument("--commits", type=Path, metavar="TOML", help="also run the commit message -> files task")
+    p.add_argument("--issues", type=Path, metavar="TOML", help="also run the issue -> files task (eval/issues.toml)")
     p.add_argument(
         "--mirrors",
         type=Path,
         default=Path(os.environ.get("RAGLS_EVAL_MIRRORS") or default_dir() / "mirrors"),
-        help="folder of bare git mirrors (<owner>+<name>/repo) for --commits",
+        help="folder of bare git mirrors (<owner>+<name>/repo) for --commits and --issues",
     )
     p.add_argument("-q", "--quiet", action="store_true")
     p.set_defaults(func=cmd_eval)
@@ -158,23 +163,35 @@ def cmd_eval(a: argparse.Namespace) -> int:
             raise SystemExit(f"ragls: {manifest} not found; run `python eval/build_golden.py` first")
         projects = json.loads(manifest.read_text())["projects"]
         paths += [a.dir / p["golden"] for p in projects if a.split is None or p.get("split") == a.split]
-    if not paths and not a.commits:
-        raise SystemExit("ragls eval: give golden-set files, --all or --commits")
+    if not paths and not a.commits and not a.issues:
+        raise SystemExit("ragls eval: give golden-set files, --all, --commits or --issues")
     settings: Settings = load_settings(None, ("eval", {"cacheDir": str(a.cache or a.dir / "ragls-cache")}))
     commit_results = []
     if a.commits:
-        from ragls.evaluation.commits import commits_table, run_commits
+        from ragls.evaluation.commits import run_commits
 
         commit_results = run_commits(a.commits, a.mirrors, settings, a.dir / "commits", quiet=a.quiet)
         for r in commit_results:
             if r.skipped:
                 print(f"ragls eval: commits task, {r.name} skipped: {r.skipped}", file=sys.stderr)
-        if not paths:
-            print("## Commit message -> files\n\n" + commits_table(commit_results))
-            if a.out:
-                a.out.parent.mkdir(parents=True, exist_ok=True)
-                a.out.write_text(json.dumps({"commits": [r.__dict__ for r in commit_results]}, indent=2) + "\n")
-            return 0
+    issue_results = []
+    if a.issues:
+        from ragls.evaluation.issues import run_issues
+
+        # --split narrows this task too: held-out repositories are looked at only to confirm.
+        issue_results = run_issues(a.issues, a.mirrors, settings, a.dir / "issues", quiet=a.quiet, split=a.split)
+        for ir in issue_results:
+            for why in ir.dropped:
+                print(f"ragls eval: issues task, question dropped: {why}", file=sys.stderr)
+            if ir.skipped:
+                print(f"ragls eval: issues task, {ir.name} skipped: {ir.skipped}", file=sys.stderr)
+    if not paths:
+        print(_task_sections(commit_results, issue_results))
+        if a.out:
+            payload = _task_payload(commit_results, issue_results)
+            a.out.parent.mkdir(parents=True, exist_ok=True)
+            a.out.write_text(json.dumps(payload, indent=2) + "\n")
+        return 0
     results: list[SetResult] = []
     split_of = _splits_of(a.dir / "manifest.json")
     for p in paths:
@@ -200,10 +217,8 @@ def cmd_eval(a: argparse.Namespace) -> int:
         out += [f"### {lang} ({n} queries)", "", _table(rows), ""]
     out += ["### Sets", "", "| set | language | queries | files | chunks | index s |", "|---|---|---:|---:|---:|---:|"]
     out += [f"| {r.name} | {r.language} | {r.queries} | {r.files} | {r.chunks} | {r.index_seconds} |" for r in results]
-    if commit_results:
-        from ragls.evaluation.commits import commits_table
-
-        out += ["## Commit message -> files", "", commits_table(commit_results), ""]
+    if commit_results or issue_results:
+        out += [_task_sections(commit_results, issue_results), ""]
     print("\n".join(out))
     if a.out:
         payload: dict[str, Any] = {
@@ -212,8 +227,32 @@ def cmd_eval(a: argparse.Namespace) -> int:
             "split_languages": split_langs,
             "languages": lang_rows,
             "sets": [r.__dict__ for r in results],
-            "commits": [r.__dict__ for r in commit_results],
+            **_task_payload(commit_results, issue_results),
         }
         a.out.parent.mkdir(parents=True, exist_ok=True)
         a.out.write_text(json.dumps(payload, indent=2) + "\n")
     return 0
+
+
+def _task_sections(commit_results: list[Any], issue_results: list[Any]) -> str:
+    """Markdown of the repository tasks that ran (commit message -> files, issue -> files)."""
+    parts: list[str] = []
+    if commit_results:
+        from ragls.evaluation.commits import commits_table
+
+        parts += ["## Commit message -> files", "", commits_table(commit_results), ""]
+    if issue_results:
+        from ragls.evaluation.issues import issues_tables
+
+        parts += ["## Issue -> files", "", issues_tables(issue_results), ""]
+    return "\n".join(parts)
+
+
+def _task_payload(commit_results: list[Any], issue_results: list[Any]) -> dict[str, Any]:
+    """The JSON of those tasks; "commits" is always there, as it was before the issue task."""
+    payload: dict[str, Any] = {"commits": [r.__dict__ for r in commit_results]}
+    if issue_results:
+        from ragls.evaluation.issues import issues_payload
+
+        payload["issues"] = issues_payload(issue_results)
+    return payload

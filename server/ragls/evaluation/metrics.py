@@ -9,7 +9,7 @@ binary gains, credits only the first relevant hit and has an ideal DCG of 1.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path, PurePosixPath
 from typing import Protocol
@@ -21,11 +21,15 @@ __all__ = [
     "Hit",
     "HitLike",
     "QueryMetrics",
+    "acc_at_k",
     "aggregate",
+    "any_at_k",
     "chunk_precision",
     "context_recall",
     "evaluate_query",
+    "file_mrr_at_k",
     "first_relevant_rank",
+    "gold_ranks",
     "hit_chars",
     "is_relevant",
     "latency_summary",
@@ -264,3 +268,43 @@ def aggregate(results: Iterable[QueryMetrics], latencies_ms: Iterable[float] | N
 def mean_by(groups: Mapping[str, Iterable[QueryMetrics]]) -> dict[str, dict[str, float]]:
     """aggregate() per group (e.g. per project or language)."""
     return {name: aggregate(results) for name, results in groups.items()}
+
+
+# File-level metrics of the issue -> files task (ragls.evaluation.issues): the answer is the set
+# of files a fix changed, a system returns distinct files best first, and a fix needs *all* of
+# its files, so Acc@k asks for every gold file while any@k is the weaker "one of them".
+
+
+def gold_ranks(ranked: Sequence[str], gold: Collection[str]) -> tuple[int | None, int | None]:
+    """(1-based rank of the first gold file, rank by which every gold file has appeared) in a
+    list of distinct files; None where that never happens."""
+    wanted = set(gold)
+    if not wanted:
+        raise ValueError("a question needs at least one gold file")
+    first: int | None = None
+    seen: set[str] = set()
+    for rank, path in enumerate(ranked, start=1):
+        if path in wanted and path not in seen:
+            seen.add(path)
+            first = first or rank
+            if seen == wanted:
+                return first, rank
+    return first, None
+
+
+def acc_at_k(ranked: Sequence[str], gold: Collection[str], k: int) -> float:
+    """1.0 when every gold file is among the first k files, else 0.0."""
+    _, every = gold_ranks(ranked, gold)
+    return 1.0 if every is not None and every <= k else 0.0
+
+
+def any_at_k(ranked: Sequence[str], gold: Collection[str], k: int) -> float:
+    """1.0 when at least one gold file is among the first k files, else 0.0."""
+    first, _ = gold_ranks(ranked, gold)
+    return 1.0 if first is not None and first <= k else 0.0
+
+
+def file_mrr_at_k(ranked: Sequence[str], gold: Collection[str], k: int = 10) -> float:
+    """1 / rank of the first gold file within the first k files, 0.0 when none is there."""
+    first, _ = gold_ranks(ranked, gold)
+    return 0.0 if first is None or first > k else 1.0 / first
