@@ -9,7 +9,7 @@ Q ?= How does ragls split a source file into chunks along the syntax tree?
 PYTEST_ARGS ?=
 export PIP_DISABLE_PIP_VERSION_CHECK := 1
 
-.PHONY: all venv run test test-server test-clients test-neovim test-jetbrains test-vscode \
+.PHONY: all venv venv-gpu run test test-server test-clients test-neovim test-jetbrains test-vscode \
         lint format bench eval soak snapshot clients clean
 
 all: test
@@ -22,6 +22,14 @@ $(VENV)/.installed: pyproject.toml
 	@touch $@
 
 venv: $(VENV)/.installed
+
+## make venv-gpu: the venv with onnxruntime-gpu in place of the CPU build (embedder.device = "cuda").
+## Both wheels own the `onnxruntime` module, so the CPU one goes and the GPU one is laid down again.
+venv-gpu: venv
+	$(BIN)/python -m pip install -q -e ".[dev,gpu]"
+	$(BIN)/python -m pip uninstall -q -y onnxruntime
+	$(BIN)/python -m pip install -q --force-reinstall --no-deps "onnxruntime-gpu>=1.20"
+	$(BIN)/python -c "import onnxruntime as o; print('onnxruntime', o.__version__, o.get_available_providers())"
 
 ## make run [WS=path] [Q="question"]: index a folder, print its status and the <rag_context>.
 run: venv

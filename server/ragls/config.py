@@ -53,6 +53,8 @@ class EmbedderSettings(_Model):
     # ONNX Runtime's arena; larger batches buy little speed.
     batch_size: int = Field(default=16, ge=1, le=512)
     """texts per embedding call; the bundled model also caps each ONNX call at 512 padded tokens, which bounds its memory"""
+    device: Literal["cpu", "cuda"] = Field(default="cpu", json_schema_extra=_SENSITIVE)
+    """where the bundled model embeds chunks: `cpu`, or `cuda` (an NVIDIA GPU; needs the `gpu` extra, onnxruntime-gpu, docs/scaling.md); falls back to the CPU with a warning when CUDA cannot start. Queries stay on the CPU"""
     threads: int = Field(default=0, ge=0, le=64)
     """ONNX intra-op threads for indexing (0 = all cores); queries use their own single thread"""
     max_tokens: int = Field(default=256, ge=16, le=512)

@@ -55,7 +55,7 @@ def starting_status(folders: list[tuple[str, str, Path, str | None]]) -> dict[st
         "lexical": _zero(),
         "dense": _zero(),
         "lastIndexedAt": None,
-        "embedder": {"provider": "", "model": "", "dimension": 0},
+        "embedder": {"provider": "", "model": "", "dimension": 0, "device": None},
         "store": {"kind": "", "location": ""},
         "cache": {"hits": 0, "misses": 0, "hitRate": 0.0},
         "embedded": 0,

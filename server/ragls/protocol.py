@@ -98,6 +98,9 @@ class EmbedderInfo(_Wire):
     provider: str
     model: str
     dimension: int
+    # Where the bundled model runs ("cpu" or "cuda", setting embedder.device); None for HTTP
+    # providers and before the model is open.
+    device: str | None = None
 
 
 class StoreInfo(_Wire):

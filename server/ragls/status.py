@@ -29,7 +29,8 @@ if TYPE_CHECKING:
 def embedder_info(settings: Settings, emb: Embedder | None = None) -> EmbedderInfo:
     """The open embedder, or what the settings ask for before it is open (dimension 0)."""
     if emb is not None:
-        return EmbedderInfo(provider=emb.provider, model=emb.model_id, dimension=emb.dimension)
+        device = getattr(emb, "device", None)  # the bundled model's; HTTP providers have none
+        return EmbedderInfo(provider=emb.provider, model=emb.model_id, dimension=emb.dimension, device=device)
     return EmbedderInfo(provider=settings.embedder.provider, model=settings.embedder.model, dimension=0)
 
 
@@ -71,6 +72,7 @@ def index_status(c: IndexCounters, settings: Settings, embedder: Embedder | None
         errors=[ErrorOut(path=e.path, message=e.message, time=e.time) for e in c.errors],
         workspace=c.workspace,
         message=c.message,
+        warnings=[w] if (w := getattr(embedder, "device_warning", "")) else [],
     )
 
 
@@ -99,7 +101,7 @@ def build_status(
             "workspace": str(root or ""),
             "version": __version__,
             "message": st.message or settings_error or (watcher.problem if watcher else None),
-            "warnings": list(warnings or []),
+            "warnings": list(dict.fromkeys([*st.warnings, *(warnings or [])])),
             "watching": watcher.watching if watcher else False,
         }
     )

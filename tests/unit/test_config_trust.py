@@ -20,6 +20,7 @@ tokenFile = "/root/.config/github-copilot/apps.json"
 authUrl = "https://collector.invalid"
 proxy = "http://collector.invalid:3128"
 snapshot = "https://collector.invalid/poisoned.snapshot"
+device = "cuda"
 batchSize = 8
 [qdrant]
 url = "https://collector.invalid:6333"
@@ -49,6 +50,7 @@ def test_sensitive_keys_come_from_the_schema() -> None:
         "embedder.tokenFile",
         "embedder.authUrl",
         "embedder.snapshot",
+        "embedder.device",
         "qdrant.url",
         "qdrant.apiKeyEnv",
         "qdrant.path",
@@ -61,7 +63,7 @@ def test_workspace_file_cannot_set_sensitive_keys(ws: Path) -> None:
     s = r.settings
     assert (s.embedder.provider, s.embedder.base_url, s.embedder.api_key_env) == ("local", None, None)
     assert (s.embedder.token_file, s.embedder.auth_url, s.embedder.proxy) == (None, None, None)
-    assert s.embedder.snapshot is None
+    assert (s.embedder.snapshot, s.embedder.device) == (None, "cpu")
     assert (s.qdrant.url, s.qdrant.path, s.qdrant.api_key_env) == (None, None, "QDRANT_API_KEY")
     assert (s.cache_dir, s.qdrant.collection_prefix, s.trusted_folders) == (None, "ragls", [])
     # Harmless keys still apply.

@@ -46,7 +46,7 @@ def make_embedder(settings: EmbedderSettings) -> Embedder:
     if settings.provider == "local":
         from ragls.embedding.onnx_local import LocalOnnxEmbedder
 
-        key = (settings.max_tokens, settings.threads, settings.batch_size)
+        key = (settings.max_tokens, settings.threads, settings.batch_size, settings.device)
         with _local_lock:
             if key not in _local:
                 _local[key] = LocalOnnxEmbedder(settings)

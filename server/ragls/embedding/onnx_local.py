@@ -4,6 +4,7 @@ training in docs/embedding-model.md."""
 
 from __future__ import annotations
 
+import logging
 import os
 import threading
 
@@ -15,6 +16,7 @@ from ragls.config import EmbedderSettings
 from ragls.embedding.bundled import DIMENSION, MODEL_DIR, MODEL_NAME, model_id
 
 __all__ = ["DIMENSION", "MODEL_DIR", "MODEL_NAME", "LocalOnnxEmbedder", "model_id"]
+log = logging.getLogger(__name__)
 # Rows x padded tokens per document batch: 2 rows of 256 tokens, 4 of 128. ONNX Runtime's
 # arena keeps the largest call's buffers, so the resident memory grows with it (~1 GB at
 # 32 x 256, ~320 MB at 8 x 256, bench/memprobe.py). Smaller calls are also faster on these
@@ -22,6 +24,10 @@ __all__ = ["DIMENSION", "MODEL_DIR", "MODEL_NAME", "LocalOnnxEmbedder", "model_i
 # 1,024 tokens 58-63 chunks/s and 265 MB peak, 512 tokens 71-78 chunks/s and 214 MB
 # (docs/performance.md, "Seventh round"); 256-768 measured within the noise of 512.
 _TOKEN_BUDGET = 512
+# On a GPU a call is cheap to launch and wide calls keep it busy; its memory is the card's.
+_GPU_TOKEN_BUDGET = 16_384
+_GPU_MIN_ROWS = 128
+_CUDA = "CUDAExecutionProvider"
 # Texts tokenized at once to plan a window: an encoding keeps every token of its text (the part
 # past max_tokens too, as overflow), so a 512-chunk window's encodings took 60-170 MB for the
 # moment of planning, a spike in the server's peak RSS (docs/performance.md, "Sixth round").
@@ -40,14 +46,48 @@ class LocalOnnxEmbedder:
         self._tok.enable_truncation(max_length=settings.max_tokens)
         self._tok.no_padding()
         threads = settings.threads or (os.cpu_count() or 1)
-        self._docs = self._session(threads)
+        self.device, self.device_warning = "cpu", ""
+        self._budget = _TOKEN_BUDGET
+        self._docs = self._cuda_session(threads) if settings.device == "cuda" else None
+        if self._docs is None:
+            self._docs = self._session(threads)
+        if self.device_warning:
+            log.warning("%s", self.device_warning)
         # Queries get their own single-threaded session so that a chat request never
         # waits behind a background indexing batch.
         self._queries = self._session(1)
         self._query_lock = threading.Lock()
 
+    def _cuda_session(self, threads: int) -> ort.InferenceSession | None:
+        """The documents' session on the GPU, or None (and why, in device_warning) when CUDA
+        cannot start: the CPU build of onnxruntime, no driver, missing CUDA libraries. ONNX
+        Runtime itself falls back to the CPU silently when the CUDA provider fails to load, so
+        the providers the session ended up with are checked, not only the ones asked for."""
+        if _CUDA not in ort.get_available_providers():
+            self.device_warning = (
+                "embedder.device is cuda but this onnxruntime has no CUDA provider (install the gpu extra, "
+                "docs/scaling.md); embedding on the CPU"
+            )
+            return None
+        try:
+            # CUDA and cuDNN installed as pip packages (`onnxruntime-gpu[cuda,cudnn]`, or torch's)
+            # are not on the loader's path; ONNX Runtime >= 1.21 can load them itself.
+            preload = getattr(ort, "preload_dlls", None)
+            if preload is not None:
+                preload()
+            session = self._session(threads, [_CUDA, "CPUExecutionProvider"])
+        except Exception as exc:  # onnxruntime raises its own types (Fail, RuntimeException, ...)
+            self.device_warning = f"embedder.device is cuda but CUDA could not start ({exc}); embedding on the CPU"
+            return None
+        if session.get_providers()[:1] != [_CUDA]:
+            self.device_warning = "embedder.device is cuda but CUDA could not start (see the log); embedding on the CPU"
+            return None
+        self.device, self._budget = "cuda", _GPU_TOKEN_BUDGET
+        self.batch_size = max(self.batch_size, _GPU_MIN_ROWS)
+        return session
+
     @staticmethod
-    def _session(threads: int) -> ort.InferenceSession:
+    def _session(threads: int, providers: list[str] | None = None) -> ort.InferenceSession:
         opts = ort.SessionOptions()
         opts.intra_op_num_threads = threads
         opts.inter_op_num_threads = 1
@@ -57,7 +97,9 @@ class LocalOnnxEmbedder:
         # spinning steals the cores the work needs: measured on this machine under load, turning
         # it off took the same texts from 21 to 35 chunks/s and from 46 to 28 ms CPU per chunk.
         opts.add_session_config_entry("session.intra_op.allow_spinning", "0")
-        return ort.InferenceSession(str(MODEL_DIR / "model.onnx"), opts, providers=["CPUExecutionProvider"])
+        return ort.InferenceSession(
+            str(MODEL_DIR / "model.onnx"), opts, providers=providers or ["CPUExecutionProvider"]
+        )
 
     def _run(self, session: ort.InferenceSession, texts: list[str]) -> np.ndarray:
         return self._infer(session, self._tok.encode_batch(texts))
@@ -94,7 +136,7 @@ class LocalOnnxEmbedder:
         group: list[int] = []
         for i in sorted(range(len(lengths)), key=lengths.__getitem__):
             # Sorted by length, so row i is the widest of the group it would join.
-            if group and ((len(group) + 1) * lengths[i] > _TOKEN_BUDGET or len(group) >= self.batch_size):
+            if group and ((len(group) + 1) * lengths[i] > self._budget or len(group) >= self.batch_size):
                 groups.append(group)
                 group = []
             group.append(i)

@@ -29,6 +29,7 @@ export interface EmbedderInfo {
   provider: string;
   model: string;
   dimension: number;
+  device: string | null;
 }
 
 export interface ErrorOut {
