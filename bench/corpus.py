@@ -302,7 +302,7 @@ def build_workspace(
         res = read_source(f.path, settings.max_file_bytes)
         chunks = []
         if not res.skip:
-            text, _ = redact(res.text or "")
+            text, _ = redact(res.text or "", f.rel)  # the server scans with the path too
             chunks = chunk_file(f.rel, f.language, text, settings.indexing)
         if not chunks:
             continue  # skipped by the server too (generated, minified, empty): not a file of the run

@@ -24,7 +24,7 @@ from pathlib import Path
 STAGES = [
     ("discover", "discover ("),
     ("read + hash", "read_source ("),
-    ("redact", "redact ("),
+    ("secret scan", "scan (ragls/secrets.py"),
     ("parse + chunk (tree-sitter)", "chunk_file ("),
     ("sparse vector (tokenize + BM25)", "sparse_vector ("),
     ("payload + id", "_payload ("),
@@ -43,7 +43,7 @@ def stacks(path: Path) -> None:
     total = 0
     for line in path.read_text().splitlines():
         stack, _, n = line.rpartition(" ")
-        if "_run (ragls/indexer.py" not in stack and "indexer.py" not in stack:
+        if "ragls/index/" not in stack:  # the indexer's thread: ragls/index/worker.py and its parts
             continue
         total += int(n)
         for name, needle in STAGES:
