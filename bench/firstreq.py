@@ -1,7 +1,7 @@
 """The first requests after `initialized`: spawn the real server on a folder (empty cache), send a
 status and two retrieves at once right after `initialized`, then the same again 0.3 s later, and
 print each round trip in ms. What an editor's first status poll and first question wait for while
-the server's modules still load (docs/performance.md, "Seventh round").
+the server's modules still load (docs/history/performance-log.md, "Seventh round").
 
     .venv/bin/python -m bench.firstreq FOLDER [--runs 5]
 """

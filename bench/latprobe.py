@@ -14,7 +14,7 @@ configuration of the indexing thread gets the same time, interleaved over `--rou
 - `nice5-1thread`: nice 5, one intra-op thread for documents (a core left for queries)
 
 Prints JSON per configuration: query latency p50/p95 and the background throughput. It backs
-the latency analysis in docs/performance.md; it is not part of `make bench`.
+the latency analysis in docs/history/performance-log.md; it is not part of `make bench`.
 """
 
 from __future__ import annotations

@@ -5,7 +5,7 @@
 Each configuration runs in a fresh process (peak RSS, VmHWM, only ever grows), embeds
 `--texts` long chunks in batches of `--batch`, and prints JSON: peak RSS after import, after
 creating the sessions and after embedding, and the throughput. It backs the memory analysis
-in docs/performance.md; it is not part of `make bench`.
+in docs/history/performance-log.md; it is not part of `make bench`.
 """
 
 from __future__ import annotations

@@ -7,7 +7,7 @@ as one folder and once dealt file by file over three folders (same files, same t
 For each layout the real server indexes it over stdio (bench/lsp.py); then every query of
 QUERIES is asked `--rounds` times (after one warm-up round) and the client-side round trip is
 recorded. Prints JSON: per layout the files, chunks, and round-trip median/p95 in ms. Not part
-of `make bench`; the figures are in docs/evaluation.md ("Multi-root workspaces").
+of `make bench`; the figures are in docs/history/evaluation-log.md ("Multi-root workspaces").
 """
 
 from __future__ import annotations

@@ -5,7 +5,7 @@ commits that changed it, and a query ranks files by BM25 over those documents
 (`FileHistory.rank`). Retrieval lifts the chunks of the best-ranked files a little
 (ragls.retrieval): a change described in words ("Consolidate test configurations in the
 TeamCity settings") usually touches the files earlier changes in the same words touched.
-Measured on the commit -> files task in docs/evaluation.md.
+Measured on the commit -> files task in docs/history/evaluation-log.md.
 
 The repository is untrusted input: it is read with dulwich, as data only. No `git` process
 runs, so nothing in the repository's configuration (pagers, gpg programs, fsmonitor hooks)

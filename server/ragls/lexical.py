@@ -3,7 +3,7 @@ kebab-case (the whole identifier kept too), lowercased, keywords and very common
 dropped, word parts reduced by a light English stemmer (`parsed`, `parser`, `parsing` ->
 `pars`). Documents carry BM25 term weights (saturated, length-normalised term frequency),
 queries carry 1 per distinct term, and Qdrant's IDF modifier supplies the IDF: the dot
-product the engine computes is then Okapi BM25 (measured in docs/evaluation.md)."""
+product the engine computes is then Okapi BM25 (measured in docs/history/evaluation-log.md)."""
 
 from __future__ import annotations
 
@@ -116,7 +116,7 @@ ABBREVIATIONS = {
     "vars": "variables",
 }
 
-# BM25 parameters, tuned on the dev golden sets (docs/evaluation.md). b = 1 normalises term
+# BM25 parameters, tuned on the dev golden sets (docs/history/evaluation-log.md). b = 1 normalises term
 # frequency fully by chunk length; a high k1 keeps repeated terms informative. AVG_LEN is a
 # fixed average chunk length in tokens (the real one, 30-75 across projects, is unknown
 # when a single file is indexed, and a constant keeps a chunk's vector independent of its
@@ -217,7 +217,7 @@ def sparse_vector(text: str) -> tuple[list[int], list[float]]:
     saturate, and a long chunk does not win just by containing more words."""
     # Term ids cached per identifier: the same identifiers recur across a project's chunks,
     # so most of a chunk costs a dictionary lookup (the lexical pass's workers spend a
-    # quarter of their time here, docs/performance.md).
+    # quarter of their time here, docs/history/performance-log.md).
     ids: list[int] = []
     extend = ids.extend
     for ident in _IDENT.findall(text):

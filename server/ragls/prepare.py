@@ -2,7 +2,7 @@
 
 Pure work without index state, so it runs anywhere: in the indexer thread for a few files (an
 open buffer, a save), in a pool of worker processes for a scan. The lexical pass is CPU-bound
-Python (docs/performance.md, "The lexical pass"): threads would share one core through the
+Python (docs/history/performance-log.md, "The lexical pass"): threads would share one core through the
 GIL, processes use all of them, and the indexer thread is left with the store and manifest
 writes, which stay in one place.
 
@@ -82,7 +82,7 @@ def symbol_names(symbol: str | None) -> list[str]:
 
 def lexical_text(c: Chunk) -> str:
     # Path and symbol words count as terms too: a query naming a module or class should hit.
-    # The symbol appears twice, a poor man's field weight (measured in docs/evaluation.md).
+    # The symbol appears twice, a poor man's field weight (measured in docs/history/evaluation-log.md).
     sym = c.symbol or ""
     return f"{c.path}\n{sym}\n{sym}\n{c.text}"
 
@@ -90,7 +90,7 @@ def lexical_text(c: Chunk) -> str:
 def payload(c: Chunk, text_hash: str) -> dict[str, object]:
     # Only what a reader uses: each key costs ~3.5 µs to convert into a Qdrant point under
     # the GIL (a list ~1 µs per element), and that conversion is the largest part of the
-    # lexical pass left in the server's process (docs/performance.md, "Fourth round").
+    # lexical pass left in the server's process (docs/history/performance-log.md, "Fourth round").
     return {
         "path": c.path,
         "language": c.language,
@@ -197,7 +197,7 @@ class PreparePool:
 
     def discover(self, root: Path, settings: Settings) -> Future[Discovery]:
         """The first scan's walk in a worker (which the pass then reuses): in the server's
-        process it would wait for the GIL the shard load holds (docs/performance.md)."""
+        process it would wait for the GIL the shard load holds (docs/history/performance-log.md)."""
         return self._executor().submit(discover, root, settings)
 
     def close(self) -> None:

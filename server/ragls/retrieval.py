@@ -4,7 +4,7 @@ the files its words match in the git history lifted (git_history.py) -> demotion
 declarations, changelogs and repository process files -> exact-definition boost -> per-file
 cap and overlap merging -> budgeted context. Every step after the engine is a few list
 operations over at most `limit` hits, so a query costs one embedding, one Qdrant query and one
-embedding-cache lookup. Each choice is measured in docs/evaluation.md."""
+embedding-cache lookup. Each choice is measured in docs/history/evaluation-log.md."""
 
 from __future__ import annotations
 
@@ -114,21 +114,21 @@ class RetrieveResult:
 @dataclass(frozen=True)
 class Tuning:
     """Retrieval constants that are not user settings: the values measured best on the dev
-    golden sets (docs/evaluation.md). `ragls eval` varies them for the ablation table."""
+    golden sets (docs/history/evaluation-log.md). `ragls eval` varies them for the ablation table."""
 
-    rrf_k: int = 5  # RRF rank offset: weight / (k + rank); 5 beat 10 on dev and held-out (evaluation.md)
+    rrf_k: int = 5  # RRF rank offset: weight / (k+rank); 5 beat 10 on dev and held-out (docs/history/evaluation-log.md)
     symbol_weight: float = 2.0  # RRF weight of the exact-definition prefetch
     symbol_first: bool = True  # an exactly named definition is moved to the top
     symbol_lookup_only: bool = True  # boost names only in lookup-shaped queries (lookup_symbols)
     test_penalty: float = 0.5  # fused score factor for test files (1.0 = off)
     # Fused score factor for declarative chunks (_DECLARATIVE_KINDS; 1.0 = off): 0.5 chosen on
-    # dev, confirmed on held-out (docs/evaluation.md).
+    # dev, confirmed on held-out (docs/history/evaluation-log.md).
     declaration_penalty: float = 0.5
     # Fused score factor for release history files (_HISTORY_PATH; 1.0 = off): 0.5 chosen on the
-    # commit task's dev repositories (docs/evaluation.md).
+    # commit task's dev repositories (docs/history/evaluation-log.md).
     history_penalty: float = 0.5
     # Fused score factor for repository process files (_META_PATH) (1.0 = off): 0.25 chosen on the
-    # commit task's dev repositories (docs/evaluation.md); the doc->code golden sets index source
+    # commit task's dev repositories (docs/history/evaluation-log.md); the doc->code golden sets index source
     # folders only. Other prose documents keep their rank: they answer questions too (a runbook).
     meta_penalty: float = 0.25
     # Fused score factor for files in no programming language (docs, configuration, data; 1.0 =
@@ -136,25 +136,25 @@ class Tuning:
     non_code_penalty: float = 1.0
     merge: bool = True  # merge overlapping/adjacent chunks of one file into one hit
     # ...adjacent ones only while the block stays within this many characters (0: any size):
-    # 800-1,500 measured alike on dev and held-out, unlimited lower (docs/evaluation.md).
+    # 800-1,500 measured alike on dev and held-out, unlimited lower (docs/history/evaluation-log.md).
     merge_max_chars: int = 1500
     split_query_humps: bool = True  # `parseHeader` -> `parse Header` before embedding
     limit_factor: int = 4  # fused hits fetched per requested hit (room for caps and demotion)
     # A query that spells out no code name (query_symbols) is prose: the code-tuned dense model
     # ranks it better and BM25 over its English words mostly adds noise, so its lexical weight
     # is scaled down to a tie-breaker; a query naming code keeps the full lexical weight.
-    # 0.2 chosen on dev, confirmed on held-out (docs/evaluation.md).
+    # 0.2 chosen on dev, confirmed on held-out (docs/history/evaluation-log.md).
     prose_lexical_factor: float = 0.2
     # Name rerank (ragls.name_rerank): the first this many fused hits are ranked again by the
     # query's similarity to their name vectors, joined as one more RRF list of this weight.
-    # 10 hits, weight 0.25 chosen on dev, confirmed on held-out (docs/evaluation.md, "Name
+    # 10 hits, weight 0.25 chosen on dev, confirmed on held-out (docs/history/evaluation-log.md, "Name
     # rerank"). 0 hits turns it off.
     name_rerank_hits: int = 10
     name_rerank_weight: float = 0.25
     # Git history (ragls.git_history): the chunks of the files whose commit messages match the
     # query best, among the first this many such files, gain the RRF term of that file's place,
     # at this weight. 20 files, weight 2 chosen on the commit task's dev repositories
-    # (docs/evaluation.md, "Git history"). 0 files turns it off.
+    # (docs/history/evaluation-log.md, "Git history"). 0 files turns it off.
     git_history_files: int = 20
     git_history_weight: float = 2.0
     # Files the query names (query_parts.mentioned_files: stack-trace frames, paths in a bug
@@ -170,7 +170,7 @@ DEFAULT_TUNING = Tuning()
 # so declarations keep their rank; and it wants code to edit, so documentation and configuration
 # come after code of a similar score (x0.3: 0.1-0.5 measured alike; an exception for queries that
 # name docs or config lost on dev, whose doc-fix commits change code comments). Both chosen on
-# the commit task's dev repositories (docs/evaluation.md); the git history boost is passed to
+# the commit task's dev repositories (docs/history/evaluation-log.md); the git history boost is passed to
 # retrieve() by the caller.
 CHANGE_TUNING = replace(DEFAULT_TUNING, declaration_penalty=1.0, non_code_penalty=0.3)
 
@@ -271,7 +271,7 @@ def lookup_symbols(query: str) -> list[str]:
     nothing else (`Invoice.compute_total`, `where is parseHTTPResponse defined`, `what does
     render() do`). In a description a name is a reference to related code ("Returns a
     CookieJar from a dict", "like assignIn except ..."), and boosting it was measured to push
-    the described function down (docs/evaluation.md)."""
+    the described function down (docs/history/evaluation-log.md)."""
     names = query_symbols(query)
     if not names:
         return []

@@ -1,9 +1,9 @@
-"""The LSP stream on stdin: read by the event loop itself, and framed here.
+"""The LSP stream, on stdin and on the owner socket: read by the event loop itself, and framed here.
 
 pygls's stdio reader hands every header line and every body to a thread-pool executor and back
 (three thread hops per message). While the indexer keeps both cores and the GIL busy, each hop
 waits for the GIL twice, and a request's round trip grows by milliseconds before its handler
-even starts (docs/performance.md, issue 19). A pipe or socket can be read by the loop directly
+even starts (docs/history/performance-log.md, issue 19). A pipe or socket can be read by the loop directly
 (a non-blocking transport, no thread): `loop_reader` gives such a reader. Anything else on stdin
 (a terminal, a regular file) keeps a threaded reader, which does not change the mode of a file
 descriptor shared with a shell.
@@ -14,7 +14,8 @@ bytes, and the server stops answering without a word (issue 37). `Framer` reads 
 chunks and answers every framing fault with a JSON-RPC parse error, then resynchronises at the
 next `Content-Length: <digits>` line. That line is an unambiguous message start: a valid JSON
 body cannot contain it, since `Content-Length:` is no JSON token outside a string and a JSON
-string cannot hold a raw line break.
+string cannot hold a raw line break. `ErrorAnswers` answers those faults, and unreadable JSON,
+for both of ragls's pygls protocols (server.py, owner_rpc.py).
 """
 
 from __future__ import annotations
@@ -314,6 +315,37 @@ class Framer:
     def _too_long(self, n: int, part: bytes) -> FramingError:
         log.warning("LSP framing error: Content-Length %d, but the message ended after %d bytes", n, len(part))
         return FramingError(f"Content-Length {n} is longer than the message ({len(part)} bytes)", _request_id(part))
+
+
+PARSE_ERROR = -32700
+
+
+class Dropped:
+    """A message already answered with an error: pygls's `handle_message` ignores it (its
+    `jsonrpc` is no version it knows)."""
+
+    jsonrpc = "dropped"
+
+
+class ErrorAnswers:
+    """Mixed into a pygls JSON-RPC protocol that `run` reads (the language server's and the owner
+    socket's): faults of the stream are answered as JSON-RPC errors, never left unanswered."""
+
+    def send_error(self, rid: int | str | None, code: int, message: str) -> None:
+        # A plain dict through pygls's own writer (framed, never interleaved with another
+        # message): pygls's response models drop a None id, and JSON-RPC wants `"id": null`.
+        error = {"jsonrpc": "2.0", "id": rid, "error": {"code": code, "message": message}}
+        self._send_data(error)  # type: ignore[attr-defined]
+
+    def framing_error(self, error: FramingError) -> None:
+        self.send_error(error.id, PARSE_ERROR, error.message)
+
+    def unreadable(self, error: Exception) -> bool:
+        """Unreadable input (malformed or absurdly deep JSON) gets a parse error; whether it was."""
+        if not isinstance(error, ValueError | RecursionError):
+            return False
+        self.send_error(None, PARSE_ERROR, f"cannot parse message: {error}")
+        return True
 
 
 class MessageProtocol(Protocol):

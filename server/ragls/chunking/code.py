@@ -187,7 +187,7 @@ def _wraps_function(node: Node, depth: int = 3) -> bool:
 
 # Definitions up to this many lines get their enclosing class/impl/type header as context.
 SHORT_DEFINITION_LINES = 12
-# Where short definitions gain from it (measured in docs/evaluation.md): Go methods live
+# Where short definitions gain from it (measured in docs/history/evaluation-log.md): Go methods live
 # apart from their type. Rust (the `impl ... for ...` header) lost 0.03 R@5 on dev: not used.
 CONTEXT_LANGUAGES = frozenset({"go"})
 

@@ -22,7 +22,7 @@ log = logging.getLogger(__name__)
 # 32 x 256, ~320 MB at 8 x 256, bench/memprobe.py). Smaller calls are also faster on these
 # cores (their activations stay in cache): 400 real chunks, 2 threads, three runs each,
 # 1,024 tokens 58-63 chunks/s and 265 MB peak, 512 tokens 71-78 chunks/s and 214 MB
-# (docs/performance.md, "Seventh round"); 256-768 measured within the noise of 512.
+# (docs/history/performance-log.md, "Seventh round"); 256-768 measured within the noise of 512.
 _TOKEN_BUDGET = 512
 # On a GPU a call is cheap to launch and wide calls keep it busy; its memory is the card's.
 _GPU_TOKEN_BUDGET = 16_384
@@ -30,7 +30,7 @@ _GPU_MIN_ROWS = 128
 _CUDA = "CUDAExecutionProvider"
 # Texts tokenized at once to plan a window: an encoding keeps every token of its text (the part
 # past max_tokens too, as overflow), so a 512-chunk window's encodings took 60-170 MB for the
-# moment of planning, a spike in the server's peak RSS (docs/performance.md, "Sixth round").
+# moment of planning, a spike in the server's peak RSS (docs/history/performance-log.md, "Sixth round").
 _PLAN_SLICE = 64
 
 
@@ -124,7 +124,7 @@ class LocalOnnxEmbedder:
         """The indices of `texts` grouped as this embedder runs them, one ONNX call per group.
         By similar length (padding to the longest text in a call is wasted work), with each
         call's padded size capped: ONNX Runtime's arena keeps the largest call's buffers for
-        the life of the process (docs/performance.md, "Peak RSS"). The indexer embeds a window
+        the life of the process (docs/history/performance-log.md, "Peak RSS"). The indexer embeds a window
         of chunks group by group, so every call is as full as the window allows."""
         lengths: list[int] = []
         for i in range(0, len(texts), _PLAN_SLICE):  # only a slice's encodings alive at a time

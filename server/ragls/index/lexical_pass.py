@@ -34,7 +34,7 @@ _POOL_TASK_FILES = 16
 _POOL_DEPTH = 2
 # A folder whose last manifest is at least this large (~1,200 files) is walked in a pool worker
 # on open: in this process its discovery waits for the GIL the shard load holds, ~0.8 s at
-# 150,000 chunks (docs/performance.md, "Sixth round"); a small folder walks in a few ms, which
+# 150,000 chunks (docs/history/performance-log.md, "Sixth round"); a small folder walks in a few ms, which
 # a worker's start-up would not pay for.
 _DISCOVERY_IN_WORKER_BYTES = 1 << 20
 

@@ -273,7 +273,7 @@ class Indexer(_Views):
         lower_priority(self.settings.indexing.nice)
         # A warm start is mostly the shard load, which holds the GIL: the first scan's
         # discovery walks the tree meanwhile, and the bundled model loads once the index is
-        # open (docs/performance.md, "Sixth round").
+        # open (docs/history/performance-log.md, "Sixth round").
         self.lexical.begin_discovery()
         self.handle.open()
         assert self.handle.manifest is not None
