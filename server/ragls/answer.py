@@ -1,6 +1,7 @@
-"""A `rag/retrieve` answer from an open index, shared by the LSP handler and `ragls search`:
-"no retrieval" sets `error` (empty context), "degraded" keeps the results and adds `warnings`
-(docs/protocol.md)."""
+"""A `rag/retrieve` answer from an open index (service.LocalIndex, for every front end): "no
+retrieval" sets `error` (empty context), "degraded" keeps the results and adds `warnings`
+(docs/protocol.md). `fuse`: several folders' answers as one ranking (WorkspaceIndex, for
+retrieval and symbol lookup)."""
 
 from __future__ import annotations
 
@@ -29,7 +30,7 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 # A request that asks for the git history waits this long for its first read (0.5-2 s for 1,000
-# commits, docs/evaluation.md); later reads happen while the previous history answers.
+# commits, docs/history/evaluation-log.md); later reads happen while the previous history answers.
 FIRST_HISTORY_WAIT = 10.0
 
 

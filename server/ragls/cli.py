@@ -1,8 +1,12 @@
-"""Command line: `ragls` (LSP over stdio) | mcp | index | search | status | check | clear | schema | eval."""
+"""Command line: `ragls` (LSP over stdio) | mcp | index | search | status | check | clear | schema | eval.
+
+`index`, `search` and `mcp` take a workspace of one or several folders and go through the same
+workspace object as the language server (workspace_index.py)."""
 
 from __future__ import annotations
 
 import argparse
+import asyncio
 import contextlib
 import json
 import logging
@@ -21,6 +25,7 @@ from ragls.escaping import label
 if TYPE_CHECKING:
     from ragls.config import ResolvedSettings, Settings
     from ragls.protocol import IndexStatus, RetrieveResultOut
+    from ragls.workspace_index import WorkspaceIndex
 
 
 def _resolve(root: Path) -> ResolvedSettings:
@@ -43,29 +48,46 @@ def _root(arg: str) -> Path:
     return root
 
 
-def _index(root: Path, settings: Settings | ResolvedSettings, quiet: bool = False):  # type: ignore[no-untyped-def]
-    """The folder's index, owned by this process or by the ragls process that owns it (an
-    editor, an agent's `ragls mcp`), once it is up to date."""
-    from ragls.config import ResolvedSettings
-    from ragls.private import secure_cache
-    from ragls.shared_index import SharedIndex
+def _roots(args: list[str]) -> list[Path]:
+    roots = list(dict.fromkeys(_root(a) for a in args))
+    if not roots:
+        raise SystemExit("ragls: name at least one folder")
+    return roots
+
+
+def _exit_on_settings_error(message: str) -> None:
+    raise SystemExit(f"ragls: {label(message)}")
+
+
+async def _open(roots: list[Path], quiet: bool = False) -> WorkspaceIndex:
+    """The workspace of these folders (one or several, as in a multi-root editor), each owned by
+    this process or by the ragls process that owns it (an editor, an agent's `ragls mcp`), once
+    every folder is up to date."""
+    from ragls.workspace_index import WorkspaceIndex
+
+    ws = WorkspaceIndex(on_settings_error=_exit_on_settings_error)
+    for root in roots:
+        ws.add_path(root)
+    ws.folders.renest()
+    ws.load_all_settings()
+    await ws.start()
+    await _indexed(ws, quiet)
+    return ws
+
+
+async def _indexed(ws: WorkspaceIndex, quiet: bool) -> IndexStatus:
+    """Wait until no folder indexes, showing progress on stderr (unless quiet); the status."""
     from ragls.status import progress_message
 
-    warnings: list[str] = []
-    if isinstance(settings, ResolvedSettings):
-        settings, warnings = settings.settings, settings.warnings
-    index = SharedIndex(root, settings)
-    index.settings_warnings = [*warnings, *secure_cache(settings, root)]
-    index.open()
     t0 = time.monotonic()
     tty = sys.stderr.isatty()
     last_key: tuple[object, ...] = ()
     last_print = 0.0
     while True:
-        s, _runs = index.status()
+        s = (await ws.status()).status
         if s.state != "indexing":
             break
-        time.sleep(0.2)
+        await asyncio.sleep(0.2)
         key = (s.phase, s.lexical.done, s.dense.done, s.files_total, s.chunks)
         now = time.monotonic()
         # A terminal gets a live line; a log gets a line only when counts move, at most every 2 s.
@@ -78,16 +100,12 @@ def _index(root: Path, settings: Settings | ResolvedSettings, quiet: bool = Fals
         print(file=sys.stderr)
     # A fault that waits (full disk, paused provider) still leaves a searchable index; only an
     # index that could not open at all ends here.
-    if s.state == "error" and s.phase == "error" and index.role != "client":
-        index.close()
-        raise SystemExit(f"ragls: {label(s.message or s.state)}")
-    return index
-
-
-def _status(index) -> IndexStatus:  # type: ignore[no-untyped-def]
-    """The rag/indexStatus payload of the folder's index (this process's, or its owner's)."""
-    st, _runs = index.status()
-    return st
+    for f, entry in zip(ws.folders.items, s.folders, strict=True):
+        own = f.index is None or f.index.role != "client"
+        if entry.nested_in is None and entry.state == "error" and entry.phase == "error" and own:
+            await asyncio.to_thread(ws.close)
+            raise SystemExit(f"ragls: {label(s.message or s.state)}")
+    return s
 
 
 def _print_json(payload: IndexStatus | RetrieveResultOut) -> None:
@@ -95,19 +113,27 @@ def _print_json(payload: IndexStatus | RetrieveResultOut) -> None:
 
 
 def cmd_index(a: argparse.Namespace) -> int:
-    root = _root(a.path)
+    roots = _roots(a.paths)
     t0 = time.monotonic()
-    index = _index(root, _resolve(root), a.quiet)
-    if index.role == "client":
-        # The owner was already up: make it re-scan now, as a standalone run would.
-        index.reindex(False)
-        time.sleep(0.3)
-        index.close()
-        index = _index(root, _resolve(root), True)
-    st = _status(index)
-    index.close()
+
+    async def run() -> tuple[IndexStatus, str]:
+        """The status, and who served the folders (owner, client, private)."""
+        ws = await _open(roots, a.quiet)
+        try:
+            clients = [f.index for f in ws.folders.indexed if f.index is not None and f.index.role == "client"]
+            if clients:  # the owner was already up: make it re-scan now, as a standalone run would
+                await asyncio.gather(*(asyncio.to_thread(index.reindex, False) for index in clients))
+                await asyncio.sleep(0.3)
+                st = await _indexed(ws, True)
+            else:
+                st = (await ws.status()).status
+            return st, ", ".join(dict.fromkeys(ws.roles())) or "nobody"
+        finally:
+            await asyncio.to_thread(ws.close)
+
+    st, served_by = asyncio.run(run())
     _print_json(st)
-    print(f"ragls: indexed in {time.monotonic() - t0:.2f}s (served by {index.role})", file=sys.stderr)
+    print(f"ragls: indexed in {time.monotonic() - t0:.2f}s (served by {served_by})", file=sys.stderr)
     if st.state != "ready":
         print(f"ragls: index is not ready: {label(st.message or st.state)}", file=sys.stderr)
         return 1
@@ -120,27 +146,35 @@ def cmd_index(a: argparse.Namespace) -> int:
 def cmd_search(a: argparse.Namespace) -> int:
     from pydantic import ValidationError
 
+    from ragls.api import InvalidParams, validation_message
     from ragls.protocol import RetrieveParams
-    from ragls.retrieval import QueryError
 
-    root = _root(a.path)
-    index = _index(root, _resolve(root), a.quiet)
-    try:
-        if a.status:
-            _print_json(_status(index))
-        given = {
-            "top_k": a.top_k,
-            "max_chars": a.max_chars,
-            "paths": a.paths,
-            "languages": a.languages,
-            "intent": "change" if a.change else None,
-        }
+    roots = _roots([*a.paths, *a.folder])
+    given = {
+        "top_k": a.top_k,
+        "max_chars": a.max_chars,
+        "paths": a.paths_glob,
+        "languages": a.languages,
+        "intent": "change" if a.change else None,
+    }
+    try:  # the user's own arguments, checked before any indexing
         p = RetrieveParams(query=a.query, **{k: v for k, v in given.items() if v})
-        res = index.retrieve(p)
-    except (QueryError, ValidationError) as exc:  # the user's own arguments: shown as pydantic wrote them
-        raise SystemExit(f"ragls: {exc}") from exc
-    finally:
-        index.close()
+    except ValidationError as exc:
+        raise SystemExit(f"ragls: {label(validation_message(exc))}") from exc
+
+    async def run() -> RetrieveResultOut:
+        ws = await _open(roots, a.quiet)
+        try:
+            if a.status:
+                _print_json((await ws.status()).status)
+            return await ws.retrieve(p)
+        finally:
+            await asyncio.to_thread(ws.close)
+
+    try:
+        res = asyncio.run(run())
+    except InvalidParams as exc:  # bad globs
+        raise SystemExit(f"ragls: {label(str(exc))}") from exc
     if a.json:
         _print_json(res)
         return 0 if res.error is None else 1
@@ -213,8 +247,8 @@ def cmd_status(a: argparse.Namespace) -> int:
 
 def _live_status(root: Path, settings: Settings) -> IndexStatus | None:
     """The owner's status when a ragls process owns the folder, without becoming its owner."""
-    from ragls.owner import OwnerClient, OwnerLock, rendezvous
-    from ragls.protocol import StatusEnvelope
+    from ragls.owner import OwnerLock, rendezvous
+    from ragls.owner_rpc import OwnerProxy
 
     where = rendezvous(root, settings)
     probe = OwnerLock(where.lock)
@@ -222,14 +256,13 @@ def _live_status(root: Path, settings: Settings) -> IndexStatus | None:
         probe.release()
         return None
     try:
-        client = OwnerClient(where.socket)
+        proxy = OwnerProxy(where.socket)
     except OSError:
         return None
     try:
-        env = StatusEnvelope.model_validate(client.call("rag/indexStatus", {}, timeout=30))
+        return proxy.status().status
     finally:
-        client.close()
-    return env.status
+        proxy.close()
 
 
 @contextlib.contextmanager
@@ -256,7 +289,7 @@ def _exclusive(root: Path, settings: Settings) -> Iterator[None]:
 def cmd_mcp(a: argparse.Namespace) -> int:
     from ragls.mcp_server import serve
 
-    return serve(a.path)
+    return serve(a.paths)
 
 
 def cmd_clear(a: argparse.Namespace) -> int:
@@ -312,11 +345,15 @@ def cmd_snapshot_export(a: argparse.Namespace) -> int:
 
     root = _root(a.path)
     resolved = _resolve(root)
-    index = _index(root, resolved, quiet=a.quiet)
-    try:
-        st = index.status()[0]
-    finally:
-        index.close()
+
+    async def run() -> IndexStatus:
+        ws = await _open([root], a.quiet)
+        try:
+            return (await ws.status()).status
+        finally:
+            await asyncio.to_thread(ws.close)
+
+    st = asyncio.run(run())
     if st.state != "ready":
         raise SystemExit(f"ragls: the index of {label(str(root))} is not complete ({label(st.message or st.state)})")
     report = export(root, resolved.settings, Path(a.output).expanduser())
@@ -379,16 +416,28 @@ def main(argv: list[str] | None = None) -> int:
     # LSP clients such as vscode-languageclient append --stdio; stdio is the only transport.
     parser.add_argument("--stdio", action="store_true", help=argparse.SUPPRESS)
     sub = parser.add_subparsers(dest="cmd")
-    p = sub.add_parser("index", help="index a folder and print its status")
-    p.add_argument("path")
+    p = sub.add_parser("index", help="index folders (a workspace of one or several) and print the status")
+    p.add_argument("paths", nargs="+", metavar="PATH")
     p.add_argument("-q", "--quiet", action="store_true")
     p.set_defaults(func=cmd_index)
-    p = sub.add_parser("search", help="index (incrementally) and print the <rag_context> for a query")
-    p.add_argument("path")
+    p = sub.add_parser(
+        "search",
+        help="index (incrementally) and print the <rag_context> for a query",
+        description="Search the workspace of the folders given (several: one ranking over them, as a "
+        "multi-root editor workspace): ragls search A B 'query', or ragls search --folder A --folder B 'query'.",
+    )
+    p.add_argument("paths", nargs="*", metavar="PATH", help="the workspace's folders")
     p.add_argument("query")
+    p.add_argument("--folder", action="append", default=[], metavar="PATH", help="one more folder (repeatable)")
     p.add_argument("-k", "--top-k", type=int, default=None, help="default: the retrieval.topK setting")
     p.add_argument("--max-chars", type=int, default=None, help="default: the retrieval.maxChars setting")
-    p.add_argument("--paths", nargs="*", default=None, help="workspace-relative globs")
+    p.add_argument(
+        "--paths",
+        nargs="*",
+        default=None,
+        dest="paths_glob",
+        help="workspace-relative globs (with several folders, `name/...` globs one folder)",
+    )
     p.add_argument("--languages", nargs="*", default=None)
     p.add_argument(
         "--change",
@@ -400,8 +449,13 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--status", action="store_true", help="print the index status (as rag/indexStatus) first")
     p.add_argument("-q", "--quiet", action="store_true")
     p.set_defaults(func=cmd_search)
-    p = sub.add_parser("mcp", help="serve the folder's index to AI agents as MCP tools over stdio")
-    p.add_argument("path", nargs="?", default=None, help="folder (default: the current directory)")
+    p = sub.add_parser("mcp", help="serve the folders' index to AI agents as MCP tools over stdio")
+    p.add_argument(
+        "paths",
+        nargs="*",
+        metavar="PATH",
+        help="the workspace's folders (default: the client's roots, else the current directory)",
+    )
     p.set_defaults(func=cmd_mcp)
     p = sub.add_parser("status", help="print the index status (as rag/indexStatus), without indexing")
     p.add_argument("path")

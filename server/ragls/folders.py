@@ -1,7 +1,8 @@
 """The workspace's folders (multi-root): their names, which of them are nested in another, and
 which folder's index answers for a folder, a file or a `paths` glob (docs/protocol.md,
 "Workspace folders"). Each indexed folder keeps its own settings and `SharedIndex`, with the same
-identity as when the folder is opened alone; the LSP face (server.py) opens and closes them."""
+identity as when the folder is opened alone; `WorkspaceFolders` (workspace_folders.py) opens and
+closes them for every front end."""
 
 from __future__ import annotations
 
@@ -33,7 +34,7 @@ class Folder:
     uri: str  # as the client sent it, so clients can match it
     path: Path  # resolved
     nested_in: str | None = None  # the folder that contains and indexes it
-    # Run-time state, owned by the server: this folder's settings layers and its index.
+    # Run-time state, owned by WorkspaceFolders: this folder's settings layers and its index.
     _settings: Settings | None = field(default=None, repr=False)
     settings_error: str | None = None
     warnings: list[str] = field(default_factory=list)

@@ -1,37 +1,27 @@
-"""One index per folder per machine: the owner lock, the owner socket, and its client.
+"""One index per folder per machine: where a folder's owner lock and socket live, the lock, and
+who may talk on the socket.
 
 The first ragls process that takes a folder's lock (`flock`, released by the OS when the
 holder dies, kill -9 included) owns the folder's index and serves every other local ragls
-process over a unix socket beside the lock. The wire format is newline-delimited JSON-RPC
-2.0: one request or response object per line, UTF-8, the `rag/*` payloads of
-docs/protocol.md ("Owner socket" lists the methods). Both files live in a directory only the
-user can enter (0700); the socket itself is 0600 and peers of another uid are refused.
+process over a unix socket beside the lock (owner_rpc.py: the index API on pygls's JSON-RPC,
+docs/protocol.md "Owner socket"). Both files live in a directory only the user can enter
+(0700); the socket itself is 0600 and peers of another uid are refused (`trusted_peer`).
 """
 
 from __future__ import annotations
 
 import contextlib
 import hashlib
-import itertools
-import json
 import logging
 import os
 import socket
-import socketserver
 import stat
 import struct
 import sys
 import tempfile
-import threading
 import time
-from collections.abc import Callable
-from concurrent.futures import Future, ThreadPoolExecutor
-from concurrent.futures import wait as futures_wait
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
-
-from pydantic import BaseModel, ValidationError
 
 from ragls.config import Settings, cache_root
 from ragls.private import private_dirs, secure_cache
@@ -44,31 +34,8 @@ except ImportError:  # Windows: no flock and no unix sockets to share an index o
 
 log = logging.getLogger(__name__)
 
-MAX_LINE = 64 * 1024 * 1024  # an open buffer travels in one line; editors cap files well below this
 # sockaddr_un.sun_path, terminating NUL excluded: 108 bytes on Linux, 104 on macOS and the BSDs
 _SUN_PATH_MAX = 107 if sys.platform.startswith("linux") else 103
-
-PARSE_ERROR = -32700
-INVALID_REQUEST = -32600
-METHOD_NOT_FOUND = -32601
-INVALID_PARAMS = -32602
-INTERNAL_ERROR = -32603
-
-
-class OwnerGone(ConnectionError):
-    """The owner closed the connection or could not be reached."""
-
-
-class RemoteError(RuntimeError):
-    """The owner answered with a JSON-RPC error."""
-
-    def __init__(self, code: int, message: str) -> None:
-        super().__init__(message)
-        self.code = code
-
-
-class InvalidParams(ValueError):
-    """Raised by a method handler: answered as -32602 with this message."""
 
 
 @dataclass(frozen=True)
@@ -229,7 +196,7 @@ class OwnerLock:
             self._fd = None
 
 
-def _peer_uid(sock: socket.socket) -> int | None:
+def peer_uid(sock: socket.socket) -> int | None:
     """The peer's uid on Linux; None elsewhere, where the 0700 directory is the only guard."""
     if not hasattr(socket, "SO_PEERCRED"):
         return None
@@ -237,237 +204,11 @@ def _peer_uid(sock: socket.socket) -> int | None:
     return int(struct.unpack("3i", creds)[1])
 
 
-def _trusted(uid: int | None) -> bool:
+def trusted_peer(sock: socket.socket) -> bool:
+    """The other end of a unix socket is this user (or root); where the peer's uid cannot be
+    known, the 0700 directory is the guard."""
+    try:
+        uid = peer_uid(sock)
+    except OSError:
+        return False
     return uid is None or uid in (os.getuid(), 0)
-
-
-def error_message(err: ValidationError) -> str:
-    parts = []
-    for e in err.errors()[:5]:
-        loc = ".".join(str(p) for p in e["loc"]) or "params"
-        parts.append(f"{loc}: {e['msg']}")
-    return "; ".join(parts)
-
-
-# A method handler gets the params object and the connection's id (for per-client state such
-# as open buffers) and returns a pydantic model or a JSON-able value.
-Handler = Callable[[dict[str, Any], str], Any]
-
-
-class OwnerServer:
-    """Serves `handlers` on the folder's socket: one thread per connection, requests of one
-    connection handled concurrently (a slow search never holds up a status call)."""
-
-    def __init__(
-        self, path: Path, handlers: dict[str, Handler], on_disconnect: Callable[[str], None] | None = None
-    ) -> None:
-        self.path = path
-        self.handlers = handlers
-        self.on_disconnect = on_disconnect or (lambda _cid: None)
-        self._pool = ThreadPoolExecutor(max_workers=8, thread_name_prefix="ragls-owner")
-        self._ids = itertools.count(1)
-        self._conns: set[socket.socket] = set()
-        self._lock = threading.Lock()
-        outer = self
-
-        class _Handler(socketserver.StreamRequestHandler):
-            def handle(self) -> None:
-                outer._serve_connection(self.request, self.rfile)
-
-        with contextlib.suppress(FileNotFoundError):
-            path.unlink()  # a socket left by a killed owner; we hold the lock, so it is stale
-        self._server = socketserver.ThreadingUnixStreamServer(str(path), _Handler)
-        self._server.daemon_threads = True
-        os.chmod(path, 0o600)
-        self._thread = threading.Thread(target=self._server.serve_forever, name="ragls-owner-socket", daemon=True)
-
-    def start(self) -> None:
-        self._thread.start()
-
-    def close(self) -> None:
-        self._server.shutdown()
-        self._server.server_close()
-        with self._lock:
-            conns = list(self._conns)
-        for c in conns:  # clients see EOF at once and take over
-            with contextlib.suppress(OSError):
-                c.shutdown(socket.SHUT_RDWR)
-        with contextlib.suppress(FileNotFoundError):
-            self.path.unlink()
-        self._pool.shutdown(wait=False, cancel_futures=True)
-
-    def _serve_connection(self, conn: socket.socket, rfile: Any) -> None:
-        if not _trusted(_peer_uid(conn)):
-            log.warning("refused a connection from another user")
-            return
-        cid = f"client-{next(self._ids)}"
-        write_lock = threading.Lock()
-        with self._lock:
-            self._conns.add(conn)
-
-        def send(obj: dict[str, Any]) -> None:
-            data = (json.dumps(obj, ensure_ascii=False, separators=(",", ":")) + "\n").encode("utf-8", "surrogatepass")
-            with write_lock, contextlib.suppress(OSError):
-                conn.sendall(data)
-
-        pending: list[Future[None]] = []
-        try:
-            while True:
-                line = rfile.readline(MAX_LINE + 1)
-                if not line:
-                    break
-                if len(line) > MAX_LINE:
-                    send(_error(None, INVALID_REQUEST, "message too long"))
-                    break
-                if not line.strip():
-                    continue
-                try:
-                    msg = json.loads(line)
-                except (ValueError, RecursionError) as exc:
-                    send(_error(None, PARSE_ERROR, f"cannot parse message: {exc}"))
-                    continue
-                if not isinstance(msg, dict) or not isinstance(msg.get("method"), str):
-                    send(_error(msg.get("id") if isinstance(msg, dict) else None, INVALID_REQUEST, "not a request"))
-                    continue
-                pending = [f for f in pending if not f.done()]
-                pending.append(self._pool.submit(self._dispatch, msg, cid, send))
-            # The client may have half-closed after its last request: answer what it sent.
-            futures_wait(pending, timeout=60)
-        finally:
-            with self._lock:
-                self._conns.discard(conn)
-            try:
-                self.on_disconnect(cid)
-            except Exception:
-                log.exception("cleaning up after a client failed")
-
-    def _dispatch(self, msg: dict[str, Any], cid: str, send: Callable[[dict[str, Any]], None]) -> None:
-        rid = msg.get("id")
-        handler = self.handlers.get(msg["method"])
-        if handler is None:
-            if rid is not None:
-                send(_error(rid, METHOD_NOT_FOUND, f"unknown method {msg['method']}"))
-            return
-        params = msg.get("params") or {}
-        try:
-            if not isinstance(params, dict):
-                raise InvalidParams("params must be an object")
-            result = handler(params, cid)
-        except ValidationError as exc:
-            resp = _error(rid, INVALID_PARAMS, error_message(exc))
-        except InvalidParams as exc:
-            resp = _error(rid, INVALID_PARAMS, str(exc))
-        except Exception as exc:  # a failing request must not take the owner down
-            log.exception("owner request %s failed", msg["method"])
-            resp = _error(rid, INTERNAL_ERROR, f"{type(exc).__name__}: {exc}")
-        else:
-            if isinstance(result, BaseModel):
-                result = result.model_dump(by_alias=True)
-            resp = {"jsonrpc": "2.0", "id": rid, "result": result}
-        if rid is not None:
-            send(resp)
-
-
-def _error(rid: Any, code: int, message: str) -> dict[str, Any]:
-    return {"jsonrpc": "2.0", "id": rid, "error": {"code": code, "message": message}}
-
-
-class OwnerClient:
-    """A connection to the owner. `call` is thread-safe; requests are multiplexed by id."""
-
-    def __init__(self, path: Path, on_lost: Callable[[], None] | None = None, timeout: float = 2.0) -> None:
-        self._sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        self._sock.settimeout(timeout)
-        try:
-            self._sock.connect(str(path))
-        except OSError:
-            self._sock.close()
-            raise
-        self._sock.settimeout(None)
-        if not _trusted(_peer_uid(self._sock)):
-            self._sock.close()
-            raise PermissionError("the owner socket belongs to another user")
-        self._ids = itertools.count(1)
-        self._pending: dict[int, tuple[threading.Event, list[Any]]] = {}
-        self._lock = threading.Lock()
-        self._write = threading.Lock()
-        self._closed = threading.Event()
-        self._on_lost = on_lost
-        self._reader = threading.Thread(target=self._read, name="ragls-owner-client", daemon=True)
-        self._reader.start()
-
-    @property
-    def closed(self) -> bool:
-        return self._closed.is_set()
-
-    def call(self, method: str, params: dict[str, Any] | None = None, timeout: float | None = 120.0) -> Any:
-        if self._closed.is_set():
-            raise OwnerGone("the owner connection is closed")
-        rid = next(self._ids)
-        done = threading.Event()
-        slot: list[Any] = []
-        with self._lock:
-            self._pending[rid] = (done, slot)
-        data = json.dumps({"jsonrpc": "2.0", "id": rid, "method": method, "params": params or {}}, ensure_ascii=False)
-        try:
-            with self._write:
-                self._sock.sendall((data + "\n").encode("utf-8", "surrogatepass"))
-        except OSError as exc:
-            with self._lock:
-                self._pending.pop(rid, None)
-            self._lost()
-            raise OwnerGone(f"cannot reach the owner: {exc}") from exc
-        if not done.wait(timeout):
-            with self._lock:
-                self._pending.pop(rid, None)
-            raise TimeoutError(f"the owner did not answer {method} within {timeout:.0f}s")
-        if not slot:
-            raise OwnerGone("the owner went away")
-        msg = slot[0]
-        if "error" in msg:
-            err = msg["error"] or {}
-            raise RemoteError(int(err.get("code", INTERNAL_ERROR)), str(err.get("message", "owner error")))
-        return msg.get("result")
-
-    def _read(self) -> None:
-        rfile = self._sock.makefile("rb")
-        try:
-            while True:
-                line = rfile.readline(MAX_LINE + 1)
-                if not line:
-                    break
-                try:
-                    msg = json.loads(line)
-                except ValueError:
-                    continue
-                if not isinstance(msg, dict):
-                    continue
-                with self._lock:
-                    entry = self._pending.pop(msg.get("id"), None)  # type: ignore[arg-type]
-                if entry is not None:
-                    entry[1].append(msg)
-                    entry[0].set()
-        except OSError:
-            pass
-        finally:
-            self._lost()
-
-    def _lost(self) -> None:
-        if self._closed.is_set():
-            return
-        self._closed.set()
-        with self._lock:
-            pending = list(self._pending.values())
-            self._pending.clear()
-        for done, _ in pending:
-            done.set()  # waiters see an empty slot: OwnerGone
-        with contextlib.suppress(OSError):
-            self._sock.close()
-        if self._on_lost is not None:
-            self._on_lost()
-
-    def close(self) -> None:
-        self._on_lost = None
-        with contextlib.suppress(OSError):
-            self._sock.shutdown(socket.SHUT_RDWR)
-        self._lost()

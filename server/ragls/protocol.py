@@ -36,7 +36,7 @@ class RetrieveParams(_Wire):
     # "change": the query describes a change to make (a task, a bug report, a commit message) and
     # the files it touches are wanted: files whose earlier commits were described alike rank
     # higher (ragls.git_history) and declarations weigh as much as functions. "question" (how does
-    # the code work) keeps the plain ranking: the history costs it precision (docs/evaluation.md,
+    # the code work) keeps the plain ranking: the history costs it precision (docs/history/evaluation-log.md,
     # "Git history").
     intent: Literal["question", "change"] = "question"
 
@@ -235,3 +235,22 @@ class StatusEnvelope(_Wire):
 
     status: IndexStatus
     runs: int = 0
+
+
+# -- the index API's method table (api.py): the params and results no model above describes --
+
+
+class NoParams(_Wire):
+    """The params of a method that takes none (`rag/hello`, `rag/indexStatus`): anything is accepted."""
+
+    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="ignore")
+
+
+class ReindexResult(_Wire):
+    """`rag/reindex`: false when an index run was already going (it re-runs once that ends)."""
+
+    started: bool
+
+
+class Empty(_Wire):
+    """The result of `rag/openDocument` and `rag/closeDocument`: `{}`."""

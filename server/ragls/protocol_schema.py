@@ -1,7 +1,8 @@
 """`ragls schema --protocol`: the JSON Schema of the `rag/*` protocol, from the pydantic models in
-protocol.py, by method name. The clients' protocol types are generated from it (VS Code,
-clients/vscode/scripts/gen-protocol.ts) or checked against it (JetBrains, Neovim) in their tests,
-as their settings are against `ragls schema`.
+protocol.py, by method name (the owner socket's from the index API's method table, api.py). The
+clients' protocol types are generated from it (VS Code, clients/vscode/scripts/gen-protocol.ts)
+or checked against it (JetBrains, Neovim) in their tests, as their settings are against
+`ragls schema`.
 
 Params are described as the server reads them (validation: a field with a default may be left
 out), results and notifications as it writes them (serialization: every field is always sent, so
@@ -17,15 +18,15 @@ from pydantic import BaseModel
 from pydantic.json_schema import GenerateJsonSchema, JsonSchemaMode, models_json_schema
 
 from ragls import PROTOCOL_VERSION
+from ragls.api import METHODS
 from ragls.protocol import (
-    DocumentParams,
+    Empty,
     IndexStatus,
-    OwnerHello,
+    NoParams,
     ReindexParams,
+    ReindexResult,
     RetrieveParams,
     RetrieveResultOut,
-    StatusEnvelope,
-    SymbolParams,
 )
 
 _NO_PARAMS: dict[str, Any] = {"type": "object", "properties": {}, "additionalProperties": True}
@@ -45,15 +46,15 @@ _LSP: dict[str, tuple[str, type[BaseModel] | dict[str, Any], type[BaseModel] | d
     "rag/reindex": ("request", ReindexParams, _REINDEX_RESULT),
     "rag/statusChanged": ("notification", IndexStatus, None),
 }
-# between ragls processes on one folder (docs/protocol.md, "Owner socket"); internal
+# between ragls processes on one folder (docs/protocol.md, "Owner socket"); internal: the index
+# API's method table (api.py), the small models written inline as above
+_INLINE: dict[type[BaseModel], dict[str, Any]] = {
+    NoParams: _NO_PARAMS,
+    Empty: _EMPTY_RESULT,
+    ReindexResult: _REINDEX_RESULT,
+}
 _OWNER: dict[str, tuple[str, type[BaseModel] | dict[str, Any], type[BaseModel] | dict[str, Any] | None]] = {
-    "rag/hello": ("request", _NO_PARAMS, OwnerHello),
-    "rag/indexStatus": ("request", _NO_PARAMS, StatusEnvelope),
-    "rag/retrieve": ("request", RetrieveParams, RetrieveResultOut),
-    "rag/findSymbol": ("request", SymbolParams, RetrieveResultOut),
-    "rag/reindex": ("request", ReindexParams, _REINDEX_RESULT),
-    "rag/openDocument": ("request", DocumentParams, _EMPTY_RESULT),
-    "rag/closeDocument": ("request", DocumentParams, _EMPTY_RESULT),
+    m.name: ("request", _INLINE.get(m.params, m.params), _INLINE.get(m.result, m.result)) for m in METHODS.values()
 }
 
 

@@ -1,61 +1,101 @@
-"""A folder's index inside the process that owns it: the indexer, the watcher, and the answers
-every face gives from them (LSP `rag/*`, MCP tools, the owner socket, the CLI). One place for
-status, retrieval and symbol lookup, so no face has a pipeline of its own."""
+"""A folder's index in the process that runs it: the indexer, the watcher, and the answers of the
+index API (api.py) from them. Every front end's status, retrieval and symbol lookup come from
+here, in this process or, for a client process, through the owner socket: no face has a
+pipeline of its own."""
 
 from __future__ import annotations
 
 import logging
+import os
 import re
 import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
 
+from pydantic import BaseModel
+
+from ragls import __version__
 from ragls.answer import answer, failed
+from ragls.api import (
+    CLOSE_DOCUMENT,
+    FIND_SYMBOL,
+    HELLO,
+    LOCAL,
+    OPEN_DOCUMENT,
+    REINDEX,
+    RETRIEVE,
+    STATUS,
+    IndexApi,
+    InvalidParams,
+    Method,
+    budget,
+    safe_rel,
+)
+from ragls.buffers import Buffers
 from ragls.config import Settings
 from ragls.context import ContextChunk, format_context
 from ragls.index.worker import Indexer
 from ragls.protocol import (
-    IndexStatus,
+    DocumentParams,
+    Empty,
+    OwnerHello,
+    ReindexParams,
+    ReindexResult,
     RetrieveParams,
     RetrieveResultOut,
+    StatusEnvelope,
     SymbolParams,
 )
-from ragls.retrieval import Hit, chunk_out, compile_globs, is_test_path
+from ragls.retrieval import Hit, QueryError, chunk_out, compile_globs, is_test_path
 from ragls.status import build_status
 from ragls.watcher import Watcher
 
 log = logging.getLogger(__name__)
 
-LOCAL = "local"  # the document source of the owner process's own editor
 _SYMBOL_SCAN = 512  # definitions read per lookup before ranking; names are rarely that common
 
 
-class IndexService:
+class LocalIndex(IndexApi):
     def __init__(
         self,
         root: Path,
         settings: Settings,
+        buffers: Buffers | None = None,
         on_change: Callable[[], None] | None = None,
         store_wait: float = 0.0,
         after: threading.Event | None = None,
         warnings: list[str] | None = None,
+        settings_error: str | None = None,
     ) -> None:
         self.root = root.resolve()
         self.settings = settings
-        self.settings_error: str | None = None  # a bad setting the face fell back from
+        self.settings_error = settings_error  # a bad setting the front end fell back from
         self.warnings = list(warnings or [])  # e.g. sensitive keys the workspace file may not set
-        # `after`: the previous service's `closed`, so a restart reopens the same index slot.
+        # `after`: the previous index's `closed`, so a restart reopens the same index slot.
         self.indexer = Indexer(self.root, settings, on_change=on_change, store_wait=store_wait, after=after)
         # What queries read (store, embedder, cache, breaker, git history, seek): never the worker.
         self.index = self.indexer.handle
         self.watcher: Watcher | None = None
-        self._docs: dict[str, dict[str, str]] = {}  # path -> source -> text, latest source last
-        self._docs_lock = threading.Lock()
+        self.buffers = buffers if buffers is not None else Buffers()
+        self._handlers: dict[Method, Callable[[BaseModel, str], BaseModel]] = {
+            HELLO: self._hello,
+            STATUS: self._status,
+            RETRIEVE: self._retrieve,
+            FIND_SYMBOL: self._find_symbol,
+            REINDEX: self._reindex,
+            OPEN_DOCUMENT: self._open_document,
+            CLOSE_DOCUMENT: self._close_document,
+        }
+
+    def call(self, method: Method, params: BaseModel, source: str = LOCAL) -> BaseModel:
+        return self._handlers[method](params, source)
 
     # -- lifecycle ---------------------------------------------------------------------------
     def start(self) -> None:
         self.indexer.start()
+        for rel in self.buffers.paths():  # buffers opened before this index (a takeover, a restart)
+            self._refresh(rel)
         if self.settings.indexing.watch:
             self.watcher = Watcher(
                 self.root,
@@ -76,51 +116,25 @@ class IndexService:
         return self.indexer.closed
 
     @property
+    def ready(self) -> bool:
+        """The store is open (or failed to open): questions are answered at once."""
+        return self.index.ready.is_set()
+
+    @property
     def runs(self) -> int:
         return self.indexer.state.runs
 
-    def busy(self) -> bool:
-        return self.indexer.busy()
-
-    def reindex(self, full: bool) -> bool:
-        """Queue a scan; False when a run was already going (it re-runs once that ends)."""
-        busy = self.indexer.busy()
-        self.indexer.retry_now()  # waiting faults and a paused provider are tried again at once
-        self.indexer.request_scan(full=full)
-        return not busy
-
-    # -- open buffers ------------------------------------------------------------------------
-    def open_document(self, rel: str, text: str, source: str = LOCAL) -> None:
-        """An editor buffer wins over the file on disk; with several editors, the latest edit."""
-        with self._docs_lock:
-            per = self._docs.setdefault(rel, {})
-            per.pop(source, None)
-            per[source] = text
-        self.indexer.open_document(rel, text)
-
-    def close_document(self, rel: str, source: str = LOCAL) -> None:
-        with self._docs_lock:
-            per = self._docs.get(rel, {})
-            if per.pop(source, None) is None:
-                return
-            rest = list(per.values())
-            if not rest:
-                self._docs.pop(rel, None)
-        if rest:
-            self.indexer.open_document(rel, rest[-1])  # another editor still has it open
-        else:
-            self.indexer.close_document(rel)
-
     def close_source(self, source: str) -> None:
         """A client process went away: its buffers revert to disk (or another editor's text)."""
-        with self._docs_lock:
-            rels = [rel for rel, per in self._docs.items() if source in per]
-        for rel in rels:
-            self.close_document(rel, source)
+        for rel in self.buffers.drop(source):
+            self._refresh(rel)
 
-    # -- status ------------------------------------------------------------------------------
-    def status(self) -> IndexStatus:
-        return build_status(
+    # -- the API -----------------------------------------------------------------------------
+    def _hello(self, _p: BaseModel, _source: str) -> OwnerHello:
+        return OwnerHello(workspace=str(self.root), version=__version__, pid=os.getpid())
+
+    def _status(self, _p: BaseModel, _source: str) -> StatusEnvelope:
+        st = build_status(
             self.root,
             self.settings,
             self.indexer.snapshot(),
@@ -128,8 +142,45 @@ class IndexService:
             warnings=self.warnings,
             watcher=self.watcher,
         )
+        return StatusEnvelope(status=st, runs=self.runs)
 
-    # -- answers -----------------------------------------------------------------------------
+    def _reindex(self, p: BaseModel, _source: str) -> ReindexResult:
+        """Queue a scan; `started` false when a run was already going (it re-runs once that ends)."""
+        assert isinstance(p, ReindexParams)
+        busy = self.indexer.busy()
+        self.indexer.retry_now()  # waiting faults and a paused provider are tried again at once
+        self.indexer.request_scan(full=p.full)
+        return ReindexResult(started=not busy)
+
+    def _open_document(self, p: BaseModel, source: str) -> Empty:
+        """An editor buffer wins over the file on disk; with several editors, the latest edit."""
+        assert isinstance(p, DocumentParams)
+        if p.text is None:
+            raise InvalidParams("text: Field required")
+        rel = safe_rel(p.path)
+        self.buffers.open(rel, p.text, source)
+        self._refresh(rel)
+        return Empty()
+
+    def _close_document(self, p: BaseModel, source: str) -> Empty:
+        assert isinstance(p, DocumentParams)
+        rel = safe_rel(p.path)
+        self.buffers.close(rel, source)
+        self._refresh(rel)
+        return Empty()
+
+    def _refresh(self, rel: str) -> None:
+        """Give the indexer the text that wins for `rel` now, if that changed."""
+        text = self.buffers.winner(rel)
+        with self.indexer.state.lock:
+            current = self.indexer.state.open_docs.get(rel)
+        if text == current:
+            return
+        if text is None:
+            self.indexer.close_document(rel)
+        else:
+            self.indexer.open_document(rel, text)
+
     def _usable(self, wait: float) -> str | None:
         """None when the store can answer, else why not."""
         idx = self.index
@@ -139,21 +190,25 @@ class IndexService:
             return idx.fatal or "index is not available"
         return None
 
-    def retrieve(self, p: RetrieveParams, wait: float = 30.0) -> RetrieveResultOut:
+    def _retrieve(self, p: BaseModel, _source: str, wait: float = 30.0) -> RetrieveResultOut:
         """Ranked chunks and the <rag_context> block (answer.answer: `error` when retrieval could
-        not run, `warnings` when it ran degraded). Raises QueryError for bad globs."""
-        spec = compile_globs(p.paths) if p.paths else None
+        not run, `warnings` when it ran degraded). Raises InvalidParams for bad globs."""
+        assert isinstance(p, RetrieveParams)
+        try:
+            spec = compile_globs(p.paths) if p.paths else None
+        except QueryError as exc:
+            raise InvalidParams(str(exc)) from exc
         if (why := self._usable(wait)) is not None:
             return failed(why)
         allowed = [path for path in self.indexer.state.paths() if spec.match_file(path)] if spec is not None else None
         rs = self.settings.retrieval
-        top_k = p.top_k if "top_k" in p.model_fields_set else rs.top_k
-        max_chars = p.max_chars if "max_chars" in p.model_fields_set else rs.max_chars
+        top_k, max_chars = budget(p, rs)
         return answer(self.index, rs, self.root, p.query, top_k, max_chars, allowed, p.languages, p.intent)
 
-    def find_symbol(self, p: SymbolParams, wait: float = 30.0) -> RetrieveResultOut:
+    def _find_symbol(self, p: BaseModel, _source: str, wait: float = 30.0) -> RetrieveResultOut:
         """Definitions whose stored symbol is `name` or ends with `.name` (`Invoice.total`,
         `total`; `::` and `#` count as dots), exact matches first, then non-test files."""
+        assert isinstance(p, SymbolParams)
         t0 = time.perf_counter()
         empty = RetrieveResultOut(context="", chunks=[], took_ms=0.0)
         if (why := self._usable(wait)) is not None:

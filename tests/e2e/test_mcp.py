@@ -40,10 +40,11 @@ def _env(cache: Path) -> dict[str, str]:
 
 @asynccontextmanager
 async def mcp_session(
-    path: Path, cache: Path, roots: list[Path] | None = None, progress: list[Any] | None = None
+    path: Path | list[Path], cache: Path, roots: list[Path] | None = None, progress: list[Any] | None = None
 ) -> AsyncIterator[ClientSession]:
+    paths = path if isinstance(path, list) else [path]
     params = StdioServerParameters(
-        command=sys.executable, args=["-m", "ragls", "mcp", str(path)], env=_env(cache), cwd=str(path)
+        command=sys.executable, args=["-m", "ragls", "mcp", *map(str, paths)], env=_env(cache), cwd=str(paths[0])
     )
 
     async def list_roots(_ctx: Any) -> mt.ListRootsResult:
@@ -210,6 +211,75 @@ async def test_mcp_tools_over_stdio(workspace: Path, tmp_path: Path) -> None:
         assert st2["filesIndexed"] == 8 and st2["embedded"] == 0  # same texts: all from the embedding cache
 
 
+async def test_mcp_serves_several_folders_as_one_workspace(workspace: Path, tmp_path: Path) -> None:
+    """`ragls mcp A B` (and a client's roots with several entries) is a multi-root workspace, as in
+    an editor: every folder indexed with its own rules, one fused ranking labelled by folder,
+    `folders` and folder-prefixed globs, symbols found in any folder."""
+    cache = tmp_path / "xdg"
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "runbook.md").write_text("# Runbook\n\nTo rotate the xylophone credentials, run rotate.sh.\n")
+    (docs / "rotate.py").write_text("def rotate_xylophone_credentials():\n    return 'rotated'\n")
+    async with mcp_session([workspace, docs], cache) as s:
+        st = await wait_ready(s)
+        assert [(f["name"], f["path"]) for f in st["folders"]] == [("ws", str(workspace)), ("docs", str(docs))]
+        assert st["filesIndexed"] == 10 and st["workspace"] == str(workspace)
+        words = text_of(await call(s, "index_status", {}))
+        assert "Folder ws (" in words and "Folder docs (" in words and "2 of 2 files" in words
+
+        res = await call(s, "search_code", {"query": "rotate the xylophone credentials", "top_k": 4})
+        out = res.structured_content
+        assert not res.is_error and out is not None, text_of(res)
+        assert (out["chunks"][0]["folder"], out["chunks"][0]["folderUri"]) == ("docs", docs.as_uri())
+        assert out["chunks"][0]["path"] in ("runbook.md", "rotate.py")
+        assert f'file="docs/{out["chunks"][0]["path"]}"' in out["context"]  # folder/path, as over LSP
+        assert f"1. docs/{out['chunks'][0]['path']}:" in text_of(res)
+        res = await call(s, "search_code", {"query": QUERY, "top_k": 3})
+        assert (res.structured_content["chunks"][0]["folder"], res.structured_content["chunks"][0]["path"]) == (  # type: ignore[index]
+            "ws",
+            "billing/invoice.py",
+        )
+        only = await call(s, "search_code", {"query": "rotate credentials invoice", "folders": ["ws"]})
+        assert {c["folder"] for c in only.structured_content["chunks"]} == {"ws"}  # type: ignore[index]
+        only = await call(s, "search_code", {"query": "rotate credentials invoice", "paths": ["docs/*.md"]})
+        assert {(c["folder"], c["path"]) for c in only.structured_content["chunks"]} == {("docs", "runbook.md")}  # type: ignore[index]
+        bad = await call(s, "search_code", {"query": "x", "folders": ["nope"]})
+        assert bad.is_error and "'ws', 'docs'" in text_of(bad)
+
+        res = await call(s, "find_symbol", {"name": "rotate_xylophone_credentials"})
+        chunks = res.structured_content["chunks"]  # type: ignore[index]
+        assert (chunks[0]["folder"], chunks[0]["symbol"]) == ("docs", "rotate_xylophone_credentials")
+        res = await call(s, "find_symbol", {"name": "Invoice.compute_total"})
+        assert res.structured_content["chunks"][0]["folder"] == "ws"  # type: ignore[index]
+        res = await call(s, "find_files", {"change": "rotate the xylophone credentials", "top_k": 2})
+        files = [f["path"] for f in res.structured_content["files"]]  # type: ignore[index]
+        assert files and files[0].startswith("docs/"), files
+
+        res = await call(s, "reindex", {})
+        assert not res.is_error and res.structured_content["status"]["state"] == "ready"  # type: ignore[index]
+
+    # A client's roots with several entries: the same workspace, folders named by the client.
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    roots = [workspace, docs]
+    async with mcp_session(elsewhere, cache, roots=roots) as s:
+        st = await wait_ready(s)
+        assert [f["path"] for f in st["folders"]] == [str(workspace), str(docs)]
+        assert st["embedded"] == 0  # the same texts: every vector from the embedding cache
+        res = await call(s, "search_code", {"query": "rotate the xylophone credentials", "top_k": 2})
+        assert res.structured_content["chunks"][0]["folder"] == "docs"  # type: ignore[index]
+        roots[:] = [docs]  # one folder fewer: the workspace follows
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            await s.send_roots_list_changed()
+        deadline = time.monotonic() + 60
+        while len((await call(s, "index_status", {})).structured_content["folders"]) != 1:  # type: ignore[index]
+            assert time.monotonic() < deadline
+            await asyncio.sleep(0.2)
+        st = await wait_ready(s)
+        assert st["workspace"] == str(docs) and st["filesIndexed"] == 2
+
+
 CHANGE = "slow down customers who hammer the invoice endpoint"
 
 
@@ -257,6 +327,21 @@ async def test_find_files_ranks_by_code_and_git_history(workspace: Path, tmp_pat
             assert (first_path == "services/RateLimiter.java") == limiter_first, (flag, cli.stdout[:500])
 
 
+def frame(msg: dict[str, Any]) -> bytes:
+    body = json.dumps(msg).encode()
+    return b"Content-Length: %d\r\n\r\n" % len(body) + body
+
+
+def unframe(data: bytes) -> list[dict[str, Any]]:
+    out = []
+    while data:
+        head, _, rest = data.partition(b"\r\n\r\n")
+        n = int(head.split(b"Content-Length:")[1].split(b"\r\n")[0])
+        out.append(json.loads(rest[:n]))
+        data = rest[n:]
+    return out
+
+
 async def wait_lsp_ready(session: Any, timeout: float = 120) -> dict[str, Any]:
     return await session.wait_ready(timeout)
 
@@ -300,18 +385,30 @@ async def test_editor_and_agent_share_one_index(start: Starter, workspace: Path,
     assert oct(run_dir.stat().st_mode & 0o777) == "0o700"
     sock = run_dir / f"{workspace_id(workspace)}.sock"
     assert oct(sock.stat().st_mode & 0o777) == "0o600"
-    # The owner socket speaks newline-delimited JSON-RPC and refuses paths outside the folder.
+    # The owner socket speaks JSON-RPC with LSP framing (pygls's protocol) and refuses paths
+    # outside the folder, and a buffer without text.
     with socket.socket(socket.AF_UNIX) as raw:
         raw.connect(str(sock))
         raw.sendall(
-            b'{"jsonrpc":"2.0","id":1,"method":"rag/hello"}\n'
-            b'{"jsonrpc":"2.0","id":2,"method":"rag/openDocument","params":{"path":"../x.py","text":"x"}}\n'
-            b'{"jsonrpc":"2.0","id":3,"method":"rag/openDocument","params":{"path":"/etc/passwd","text":"x"}}\n'
+            frame({"jsonrpc": "2.0", "id": 1, "method": "rag/hello"})
+            + frame(
+                {"jsonrpc": "2.0", "id": 2, "method": "rag/openDocument", "params": {"path": "../x.py", "text": "x"}}
+            )
+            + frame(
+                {
+                    "jsonrpc": "2.0",
+                    "id": 3,
+                    "method": "rag/openDocument",
+                    "params": {"path": "/etc/passwd", "text": "x"},
+                }
+            )
+            + frame({"jsonrpc": "2.0", "id": 4, "method": "rag/openDocument", "params": {"path": "x.py"}})
         )
         raw.shutdown(socket.SHUT_WR)
-        answers = {m["id"]: m for m in map(json.loads, raw.makefile("rb").read().splitlines())}
+        answers = {m["id"]: m for m in unframe(raw.makefile("rb").read())}
     assert answers[1]["result"] == {"workspace": str(workspace), "version": st0["version"], "pid": owner.pid}
-    assert answers[2]["error"]["code"] == answers[3]["error"]["code"] == -32602
+    assert answers[2]["error"]["code"] == answers[3]["error"]["code"] == answers[4]["error"]["code"] == -32602
+    assert "text" in answers[4]["error"]["message"]
 
     async with mcp_session(workspace, cache) as agent:
         st = await wait_ready(agent)

@@ -4,7 +4,11 @@ removed at run time, nested folders indexed once, status totals over folders."""
 
 from __future__ import annotations
 
+import json
+import os
 import re
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -209,3 +213,53 @@ async def test_nested_folder_is_indexed_once(start: Starter, api: Path, web: Pat
     assert hits == [("mono", "pkg/walrus.py")]
     scoped = await s.retrieve("build every package checksum", topK=10, folders=["pkg"])
     assert scoped["chunks"] and where(scoped) == {("mono", "pkg/walrus.py")}
+
+
+# -- the same workspace from the command line: `ragls index A B`, `ragls search A B "query"` ----
+
+
+def cli(cache: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "RAGLS_CACHE_DIR": str(cache)}
+    return subprocess.run([sys.executable, "-m", "ragls", *args], capture_output=True, text=True, timeout=300, env=env)
+
+
+def test_cli_indexes_and_searches_several_folders_as_one_workspace(api: Path, web: Path, fresh_cache: Path) -> None:
+    p = cli(fresh_cache, "index", str(api), str(web), "-q")
+    assert p.returncode == 0, p.stderr
+    st = json.loads(p.stdout)
+    assert [(f["name"], f["path"], f["filesIndexed"]) for f in st["folders"]] == [
+        ("api", str(api), 4),
+        ("web", str(web), 4),
+    ]
+    assert st["state"] == "ready" and st["workspace"] == str(api)
+    assert_totals(st)
+    assert "served by owner" in p.stderr
+
+    # One ranking over both folders, labelled, paths folder/path in the context (as over LSP).
+    p = cli(fresh_cache, "search", str(api), str(web), "great-circle distance between two coordinates", "-k", "6")
+    assert p.returncode == 0, p.stderr
+    assert FILES.findall(p.stdout)[0] == "web/geo.ts"
+    p = cli(fresh_cache, "search", str(api), str(web), "zebra_quokka", "-k", "20", "--max-chars", "20000", "--json")
+    assert p.returncode == 0, p.stderr
+    res = json.loads(p.stdout)
+    found = where(res)
+    assert {("api", "exports/zebra_dist.py"), ("web", "generated/zebra_web.py"), ("web", "private.md")} <= found
+    assert not any(p.startswith("generated/") or p == "private.md" for f, p in found if f == "api"), found
+    for c in res["chunks"]:
+        root = api if c["folder"] == "api" else web
+        assert c["folderUri"] == root.as_uri() and c["uri"] == (root / c["path"]).as_uri()
+    # The same workspace with --folder, and a folder-prefixed glob.
+    p = cli(fresh_cache, "search", "zebra_quokka", "--folder", str(api), "--folder", str(web), "--json", "-k", "20")
+    assert p.returncode == 0, p.stderr
+    assert where(json.loads(p.stdout)) == {(c["folder"], c["path"]) for c in res["chunks"]}
+    p = cli(fresh_cache, "search", str(api), str(web), "zebra_quokka", "--paths", "web/**", "--json", "-k", "20")
+    assert p.returncode == 0, p.stderr
+    assert {f for f, _ in where(json.loads(p.stdout))} == {"web"}
+    # One folder answers as before: its chunks, labelled with its name.
+    p = cli(fresh_cache, "search", str(api), "invoice total with tax", "--json", "-k", "3")
+    assert p.returncode == 0, p.stderr
+    one = json.loads(p.stdout)
+    assert (one["chunks"][0]["folder"], one["chunks"][0]["path"]) == ("api", "billing.py")
+    assert FILES.findall(one["context"])[0] == "billing.py"
+    p = cli(fresh_cache, "search", "x")
+    assert p.returncode != 0 and "at least one folder" in p.stderr

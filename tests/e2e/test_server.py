@@ -54,7 +54,12 @@ async def test_index_status_honest_counts(start: Starter) -> None:
     assert reasons["ignored"] >= 2  # debug.log, scratch/drop_me.py
     assert reasons["ignored_dir"] >= 2  # build/, node_modules/
     assert st["chunks"] >= 15
-    assert st["embedder"] == {"provider": "local", "model": "ragls-code-minilm-l6-v6-int8", "dimension": 384}
+    assert st["embedder"] == {
+        "provider": "local",
+        "model": "ragls-code-minilm-l6-v6-int8",
+        "dimension": 384,
+        "device": "cpu",
+    }
     assert st["store"]["kind"] == "edge" and st["store"]["location"]
     assert st["lastIndexedAt"] and st["errors"] == []
 

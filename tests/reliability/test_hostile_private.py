@@ -48,7 +48,8 @@ for p in json.loads(sys.argv[1]):
             s = socket.socket(socket.AF_UNIX)
             s.settimeout(5)
             s.connect(p)
-            s.sendall(b'{"jsonrpc":"2.0","id":1,"method":"rag/hello","params":{}}\\n')
+            body = b'{"jsonrpc":"2.0","id":1,"method":"rag/hello","params":{}}'
+            s.sendall(b"Content-Length: %d\\r\\n\\r\\n" % len(body) + body)
             out[p] = "answered" if s.recv(65536) else "closed"
         elif os.path.isdir(p):
             out[p] = "listed %d" % len(os.listdir(p))
@@ -182,20 +183,21 @@ async def test_a_cache_left_readable_is_closed_up_with_a_warning(
 async def test_the_owner_refuses_a_peer_of_another_user(public: Path, other_user: tuple[int, int]) -> None:
     """Behind the 0700 folder, the owner itself checks its peer (SO_PEERCRED): a socket made
     reachable on purpose still answers nobody else."""
-    from ragls.owner import OwnerServer
+    from ragls.owner_rpc import OwnerServer
+    from ragls.protocol import OwnerHello
 
     served = public / "served"
     served.mkdir(mode=0o711)
     served.chmod(0o711)
     path = served / "open.sock"
-    server = OwnerServer(path, {"rag/hello": lambda _p, _cid: {"pid": os.getpid()}})
+    server = OwnerServer(path, lambda _m, _p, _cid: OwnerHello(workspace=str(public), version="t", pid=os.getpid()))
     server.start()
     try:
         path.chmod(0o666)
         with socket.socket(socket.AF_UNIX) as mine:
             mine.settimeout(5)
             mine.connect(str(path))
-            mine.sendall(b'{"jsonrpc":"2.0","id":1,"method":"rag/hello","params":{}}\n')
+            mine.sendall(frame({"jsonrpc": "2.0", "id": 1, "method": "rag/hello", "params": {}}))
             assert b'"pid"' in mine.recv(65536)  # this user is served
         # Refused without a word: the connection is closed (or reset, as the request lands).
         assert probe(other_user, [path])[str(path)] in ("closed", "ConnectionResetError", "BrokenPipeError")

@@ -182,3 +182,34 @@ def test_workspace_status_totals_and_entries(tmp_path: Path) -> None:
     sb2 = sb.model_copy(update={"state": "error", "phase": "waiting"})
     st = workspace_status([(folder_entry("a", "u", a, sa), sa), (folder_entry("b", "v", b, sb2), sb2)])
     assert (st.state, st.phase) == ("error", "waiting")
+
+
+async def test_a_status_asked_during_a_folder_change_describes_one_set_of_folders(tmp_path: Path) -> None:
+    """MCP roots and the LSP's workspace folders may change while a status is gathered: the
+    status describes the folders as they were when it was asked (no KeyError on a folder that
+    arrived meanwhile)."""
+    import asyncio
+
+    from ragls.protocol import StatusEnvelope
+    from ragls.workspace_index import WorkspaceIndex
+
+    a, b = tmp_path / "a", tmp_path / "b"
+    a.mkdir()
+    b.mkdir()
+    ws = WorkspaceIndex()
+    ws.add_path(a)
+    ws.folders.renest()
+    gate = asyncio.Event()
+    own = ws.folder_status
+
+    async def slow(f: object) -> StatusEnvelope:
+        await gate.wait()
+        return await own(f)  # type: ignore[arg-type]
+
+    ws.folder_status = slow  # type: ignore[method-assign]
+    asked = asyncio.create_task(ws.status())
+    await asyncio.sleep(0)
+    await ws.change_folders([(b.as_uri(), None)], [a.as_uri()])
+    gate.set()
+    assert [f.name for f in (await asked).status.folders] == ["a"]
+    assert [f.name for f in (await ws.status()).status.folders] == ["b"]

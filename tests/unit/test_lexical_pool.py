@@ -211,12 +211,15 @@ def test_a_pass_below_the_threshold_flushes_once_the_index_is_complete(tmp_path:
     idx.start()
     try:
         _lexical(idx)
-        assert flushed == []  # not after the lexical pass
-        deadline = time.monotonic() + 120
+        # No check of `flushed` here: on a loaded machine the dense pass of these few chunks can
+        # end between two polls, flushing as it should. The one flush at the end says it all: a
+        # flush after the lexical pass would be a second entry (every point exists by then).
+        deadline = time.monotonic() + 240
         while idx.busy() and time.monotonic() < deadline:
             time.sleep(0.05)
         st = idx.snapshot()
-        assert st.state == "ready" and flushed == [st.chunks], flushed
+        assert st.state == "ready", st
+        assert flushed == [st.chunks], (flushed, st.chunks)
     finally:
         idx.stop(timeout=30)  # closing the store flushes it too
 

@@ -7,8 +7,10 @@ from pathlib import Path
 from ragls.config import Settings
 from ragls.context import ContextChunk, format_context
 from ragls.escaping import label
-from ragls.mcp_server import TOOLS, CodeResult, FilesResult, RaglsMcp, files_of, files_text, result_text, status_text
-from ragls.protocol import ChunkOut, ErrorOut, Position, Progress, Range, RetrieveResultOut
+from ragls.mcp_server import RaglsMcp
+from ragls.mcp_text import files_of, files_text, result_text, status_text
+from ragls.mcp_tools import TOOLS, CodeResult, FilesResult
+from ragls.protocol import ChunkOut, ErrorOut, FolderStatus, Position, Progress, Range, RetrieveResultOut
 from ragls.shared_index import CLIENT, OWNER
 from ragls.status import starting_status
 from tests.hostile_text import parse_context, tags_seen
@@ -68,6 +70,29 @@ def test_status_in_words() -> None:
     assert "ready" in words and "3 fully indexed of 3" in words and "another ragls process" in words
     broken = starting_status(Path("/w"), Settings(), "invalid settings in .ragls.toml: x")
     assert "Problem: invalid settings" in status_text(broken, None)
+
+
+def test_several_folders_are_named_in_the_text() -> None:
+    folders = [
+        FolderStatus(name="api", uri="file:///w/api", path="/w/api", state="ready", phase="idle", files_total=2),
+        FolderStatus(
+            name="pkg", uri="file:///w/api/pkg", path="/w/api/pkg", state="ready", phase="idle", nested_in="api"
+        ),
+        FolderStatus(name="web", uri="file:///w/web", path="/w/web", state="indexing", phase="lexical", files_total=5),
+    ]
+    words = status_text(ready_status().model_copy(update={"folders": folders}), None).splitlines()
+    assert words[3:6] == [
+        "Folder api (/w/api): ready, 0 of 2 files fully indexed, 0 failed, 0 chunks.",
+        "Folder pkg (/w/api/pkg): inside api, indexed with it.",
+        "Folder web (/w/web): indexing, 0 of 5 files fully indexed, 0 failed, 0 chunks.",
+    ]
+    assert len(status_text(ready_status(), OWNER).splitlines()) == 5  # one folder: no folder lines
+    api, web = CHUNK.model_copy(update={"folder": "api"}), CHUNK.model_copy(update={"folder": "web"})
+    text = result_text("results", "f", CodeResult(chunks=[api, web], context="", warnings=[]), multi=True)
+    assert [line.split(":")[0] for line in text.splitlines()[1:3]] == ["1. api/a.py", "2. web/a.py"]
+    files = files_of([api, web, api], 10, multi=True)
+    assert [(f.path, len(f.places)) for f in files] == [("api/a.py", 2), ("web/a.py", 1)]
+    assert [f.path for f in files_of([api, web], 10)] == ["a.py"]  # one folder: paths as they are
 
 
 def test_every_tool_declares_both_schemas() -> None:

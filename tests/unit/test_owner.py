@@ -1,5 +1,6 @@
-"""The owner lock and socket on real files and sockets: permissions, framing, errors, takeover
-signals. The processes-level behaviour is in tests/e2e/test_mcp.py."""
+"""The owner lock and socket on real files and sockets: permissions, the index API over pygls's
+JSON-RPC (framing, errors, params validated by the method table's models), takeover signals.
+The processes-level behaviour is in tests/e2e/test_mcp.py."""
 
 from __future__ import annotations
 
@@ -17,26 +18,42 @@ from typing import Any
 import pytest
 from pydantic import BaseModel
 
+from ragls.api import FIND_SYMBOL, HELLO, METHODS, OPEN_DOCUMENT, RETRIEVE, STATUS, InvalidParams, Method
 from ragls.config import Settings
-from ragls.owner import OwnerClient, OwnerGone, OwnerLock, OwnerServer, RemoteError, rendezvous
-from ragls.protocol import SymbolParams
+from ragls.owner import OwnerLock, rendezvous
+from ragls.owner_rpc import OwnerGone, OwnerProxy, OwnerServer, RemoteError
+from ragls.protocol import (
+    Empty,
+    OwnerHello,
+    RetrieveParams,
+    RetrieveResultOut,
+    StatusEnvelope,
+    SymbolParams,
+)
+from ragls.status import starting_status
 
 
-class Echo(BaseModel):
-    echoedText: str
+def answers(release: threading.Event, seen: list[tuple[str, BaseModel, str]]) -> Any:
+    """An owner's answers: hello names the connection, status waits for `release`, retrieve of
+    "boom" fails, document methods are recorded."""
 
+    def answer(method: Method, params: BaseModel, cid: str) -> BaseModel:
+        seen.append((method.name, params, cid))
+        if method is HELLO:
+            return OwnerHello(workspace=cid, version="test", pid=os.getpid())
+        if method is STATUS:
+            release.wait(10)
+            return StatusEnvelope(status=starting_status(None, Settings(), None), runs=7)
+        if method is RETRIEVE:
+            assert isinstance(params, RetrieveParams)
+            if params.query == "boom":
+                raise ZeroDivisionError("division by zero")
+            return RetrieveResultOut(context=params.query, chunks=[], took_ms=1.0)
+        if method is FIND_SYMBOL:
+            raise InvalidParams("kind: not a kind")
+        return Empty()
 
-def handlers(release: threading.Event) -> dict[str, Any]:
-    def slow(_p: dict[str, Any], _cid: str) -> dict[str, Any]:
-        release.wait(10)
-        return {"slow": True}
-
-    return {
-        "echo": lambda p, cid: Echo(echoedText=f"{p.get('text')}@{cid}"),
-        "symbol": lambda p, _cid: SymbolParams.model_validate(p),
-        "boom": lambda _p, _cid: 1 / 0,
-        "slow": slow,
-    }
+    return answer
 
 
 @pytest.fixture
@@ -45,23 +62,47 @@ def served(tmp_path: Path) -> Any:
     where = rendezvous(tmp_path / "ws", settings)
     release = threading.Event()
     gone: list[str] = []
-    server = OwnerServer(where.socket, handlers(release), on_disconnect=gone.append)
+    seen: list[tuple[str, BaseModel, str]] = []
+    server = OwnerServer(where.socket, answers(release, seen), on_disconnect=gone.append)
     server.start()
-    yield where, release, gone, server
+    yield where, release, gone, server, seen
     release.set()
     server.close()
 
 
-def raw(sock_path: Path, lines: list[bytes]) -> list[dict[str, Any]]:
+def frame(body: bytes) -> bytes:
+    return b"Content-Length: %d\r\n\r\n" % len(body) + body
+
+
+def request(rid: int | None, method: str, params: Any = None) -> bytes:
+    msg: dict[str, Any] = {"jsonrpc": "2.0", "method": method}
+    if rid is not None:
+        msg["id"] = rid
+    if params is not None:
+        msg["params"] = params
+    return frame(json.dumps(msg).encode())
+
+
+def read_frames(data: bytes) -> list[dict[str, Any]]:
+    out = []
+    while data:
+        head, _, rest = data.partition(b"\r\n\r\n")
+        n = int(next(line for line in head.split(b"\r\n") if line.lower().startswith(b"content-length")).split(b":")[1])
+        out.append(json.loads(rest[:n]))
+        data = rest[n:]
+    return out
+
+
+def raw(sock_path: Path, chunks: list[bytes]) -> list[dict[str, Any]]:
     with socket.socket(socket.AF_UNIX) as s:
         s.connect(str(sock_path))
-        s.sendall(b"".join(lines))
+        s.sendall(b"".join(chunks))
         s.shutdown(socket.SHUT_WR)
         data = b""
         s.settimeout(10)
         while chunk := s.recv(65536):
             data += chunk
-    return [json.loads(line) for line in data.splitlines()]
+    return read_frames(data)
 
 
 def test_rendezvous_is_private_and_the_lock_is_exclusive(tmp_path: Path) -> None:
@@ -123,15 +164,13 @@ def test_the_recorded_socket_folder_is_found_whatever_the_environment(
     monkeypatch.delenv("XDG_RUNTIME_DIR")  # a process started over ssh, say
     second = rendezvous(tmp_path / "ws", settings)
     assert second.socket == first.socket
-    release = threading.Event()
-    server = OwnerServer(first.socket, handlers(release))
+    server = OwnerServer(first.socket, answers(threading.Event(), []))
     server.start()
     try:
-        client = OwnerClient(second.socket)
-        assert client.call("echo", {"text": "found"})["echoedText"].startswith("found@")
-        client.close()
+        proxy = OwnerProxy(second.socket)
+        assert proxy.hello().workspace.startswith("client-")
+        proxy.close()
     finally:
-        release.set()
         server.close()
     assert not list(tmp.iterdir())  # nothing was made in the temp folder
 
@@ -168,49 +207,77 @@ def test_socket_is_user_only(served: Any) -> None:
     assert (where.socket.stat().st_mode & 0o777) == 0o600
 
 
+def test_every_method_of_the_table_is_served_and_documented() -> None:
+    from ragls.protocol_schema import protocol_schema
+
+    schema = protocol_schema()["ownerSocket"]
+    assert set(schema) == set(METHODS)
+    for name, method in METHODS.items():
+        assert method.name == name
+        assert schema[name]["kind"] == "request"
+
+
 def test_framing_and_errors(served: Any) -> None:
-    where, *_ = served
+    """LSP framing (Content-Length) both ways; every error answered with its JSON-RPC code, the
+    params checked by the method table's models."""
+    where, _release, _gone, _server, seen = served
     out = raw(
         where.socket,
         [
-            b'{"jsonrpc":"2.0","id":1,"method":"echo","params":{"text":"hi"}}\n',
-            b"not json\n",
-            b"\n",
-            b'{"jsonrpc":"2.0","id":2,"method":"nope"}\n',
-            b'{"jsonrpc":"2.0","id":3,"method":"symbol","params":{"name":"  "}}\n',
-            b'{"jsonrpc":"2.0","id":4,"method":"boom"}\n',
-            b'{"jsonrpc":"2.0","id":5,"method":"echo","params":[1]}\n',
-            b"[1, 2]\n",
-            b'{"jsonrpc":"2.0","method":"echo","params":{}}\n',  # a notification: no answer
+            request(1, "rag/hello", {}),
+            frame(b"not json"),
+            request(2, "nope"),
+            request(3, "rag/findSymbol", {"name": "  "}),
+            request(4, "rag/retrieve", {"query": "boom"}),
+            request(5, "rag/hello", [1]),
+            frame(b"[1, 2]"),
+            request(None, "rag/hello", {}),  # a notification: no answer
+            b"garbage, not a header\r\n",  # a framing fault: a parse error, then the next message
+            request(6, "rag/retrieve", {"query": "fine", "topK": 500}),
+            request(7, "rag/openDocument", {"path": "a.py"}),
+            request(8, "rag/hello"),  # params may be left out
+            request(9, "rag/findSymbol", {"name": "x"}),
         ],
     )
     by_id = {m.get("id"): m for m in out}
-    assert by_id[1]["result"]["echoedText"].startswith("hi@client-")
+    assert by_id[1]["result"]["workspace"].startswith("client-")
     assert by_id[2]["error"]["code"] == -32601
     assert by_id[3]["error"]["code"] == -32602 and "name" in by_id[3]["error"]["message"]
     assert by_id[4]["error"]["code"] == -32603 and "ZeroDivisionError" in by_id[4]["error"]["message"]
     assert by_id[5]["error"]["code"] == -32602
+    assert by_id[6]["error"]["code"] == -32602 and "topK" in by_id[6]["error"]["message"]
+    assert by_id[7]["result"] == {}  # text checked by the index (LocalIndex), not by this fake
+    assert by_id[8]["result"]["workspace"].startswith("client-")
+    assert by_id[9]["error"] == {"code": -32602, "message": "kind: not a kind"}
     codes = sorted(m["error"]["code"] for m in out if m.get("id") is None)
-    assert codes == [-32700, -32600]
-    assert len(out) == 7
+    assert codes == [-32700, -32700, -32600]
+    assert len(out) == 12
+    assert [name for name, _, _ in seen].count("rag/hello") == 3  # the notification ran, unanswered
 
 
 def test_client_multiplexes_and_a_slow_request_blocks_nothing(served: Any) -> None:
-    where, release, gone, _ = served
-    client = OwnerClient(where.socket)
+    where, release, gone, _server, seen = served
+    proxy = OwnerProxy(where.socket)
     slow: list[Any] = []
-    t = threading.Thread(target=lambda: slow.append(client.call("slow", {}, timeout=10)))
+    t = threading.Thread(target=lambda: slow.append(proxy.status()))
     t.start()
     t0 = time.monotonic()
-    assert client.call("echo", {"text": "fast"})["echoedText"].startswith("fast@")
+    assert proxy.retrieve(RetrieveParams(query="fast")).context == "fast"
     assert time.monotonic() - t0 < 2 and not slow
     release.set()
     t.join(10)
-    assert slow == [{"slow": True}]
+    assert slow and slow[0].runs == 7
+    with pytest.raises(InvalidParams, match="kind: not a kind"):
+        proxy.find_symbol(SymbolParams(name="x"))
     with pytest.raises(RemoteError) as info:
-        client.call("symbol", {"name": ""})
-    assert info.value.code == -32602
-    client.close()
+        proxy.retrieve(RetrieveParams(query="boom"))
+    assert info.value.code == -32603
+    # Unset fields stay unset on the way: the owner's settings decide them.
+    sent = next(p for name, p, _ in seen if name == "rag/retrieve")
+    assert sent.model_fields_set == {"query"}
+    proxy.open_document("src/a.py", "text")
+    assert seen[-1][0] == OPEN_DOCUMENT.name and seen[-1][2].startswith("client-")
+    proxy.close()
     deadline = time.monotonic() + 5
     while not gone and time.monotonic() < deadline:
         time.sleep(0.02)
@@ -218,14 +285,14 @@ def test_client_multiplexes_and_a_slow_request_blocks_nothing(served: Any) -> No
 
 
 def test_owner_closing_is_seen_by_clients_at_once(served: Any) -> None:
-    where, _release, _gone, server = served
+    where, _release, _gone, server, _seen = served
     lost = threading.Event()
-    client = OwnerClient(where.socket, on_lost=lost.set)
+    proxy = OwnerProxy(where.socket, on_lost=lost.set)
     waiting: list[BaseException] = []
 
     def call() -> None:
         try:
-            client.call("slow", {}, timeout=10)
+            proxy.status()
         except BaseException as exc:
             waiting.append(exc)
 
@@ -237,8 +304,18 @@ def test_owner_closing_is_seen_by_clients_at_once(served: Any) -> None:
     t.join(5)
     assert waiting and isinstance(waiting[0], OwnerGone)
     with pytest.raises(OwnerGone):
-        client.call("echo", {})
+        proxy.hello()
     assert not where.socket.exists()
+
+
+def test_a_closed_proxy_calls_no_takeover(served: Any) -> None:
+    where, *_ = served
+    lost = threading.Event()
+    proxy = OwnerProxy(where.socket, on_lost=lost.set)
+    proxy.close()
+    assert not lost.wait(0.5)
+    with pytest.raises(OwnerGone):
+        proxy.hello()
 
 
 def test_empty_socket_folders_left_by_dropped_caches_are_pruned(tmp_path: Path, short_tmp: Any) -> None:
