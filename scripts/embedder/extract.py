@@ -22,7 +22,7 @@ from goldenbuild import docs  # noqa: E402
 from goldenbuild.extract import is_test_path  # noqa: E402
 from goldenbuild.strip import Edit, strip_lines  # noqa: E402
 from ragls.chunking import chunk_file  # noqa: E402
-from ragls.chunking.code import SPECS, _parser  # noqa: E402
+from ragls.chunking.syntax import SPECS, _parser  # noqa: E402
 
 # Comment openers that mark a doc comment, per language. Go, C, C++ and Ruby document with
 # plain comments, and so do many JavaScript libraries (underscore, moment); Java, Kotlin, PHP,
