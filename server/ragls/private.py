@@ -3,7 +3,7 @@
 The index holds the code's text in Qdrant payloads and SQLite pages, so another local user
 must not be able to read it. Three layers, each enough for what it covers:
 
-- `restrict_umask()` at every entry point (cli.py): everything the process creates, including
+- `restrict_umask()` at every entry point (frontends/cli/main.py): everything the process creates, including
   the files Qdrant Edge's Rust code and SQLite's journals make, is born 0600/0700. A umask is
   process-wide and inherited by the worker processes, so one call covers every thread.
 - `private_dirs()` where the cache's folders are made: 0700 whatever the umask, since the
@@ -96,7 +96,7 @@ def secure_cache(settings: Settings, root: Path | None = None) -> list[str]:
     if settings.qdrant.path:
         dirs.append(Path(settings.qdrant.path).expanduser())
     if root is not None:
-        from ragls.store import workspace_id
+        from ragls.identity import workspace_id
 
         index_base = Path(settings.qdrant.path).expanduser() if settings.qdrant.path else base / "index"
         dirs.append(index_base / workspace_id(root))

@@ -8,6 +8,7 @@ import time
 from pathlib import Path
 
 from ragls.config import Settings, cache_root
+from ragls.identity import workspace_id
 from ragls.store.base import (
     PointData,
     SearchRequest,
@@ -36,12 +37,6 @@ __all__ = [
     "previous_manifest_bytes",
     "workspace_id",
 ]
-
-
-def workspace_id(root: Path) -> str:
-    """Readable and unique: the folder name plus a hash of its absolute path."""
-    slug = re.sub(r"[^A-Za-z0-9_.-]+", "-", root.name)[:40] or "root"
-    return f"{slug}-{hashlib.sha1(str(root.resolve()).encode()).hexdigest()[:12]}"
 
 
 def _workspace_indexes(root: Path, settings: Settings) -> Path:

@@ -25,7 +25,7 @@ from qdrant_client import models as qm
 from qdrant_client.http.exceptions import ResponseHandlingException, UnexpectedResponse
 
 from ragls.config import Settings
-from ragls.store import workspace_id
+from ragls.identity import workspace_id
 from ragls.store.base import DENSE, LEXICAL, PAYLOAD_INDEXES, PointData, SearchRequest, StoredHit, StoreError
 
 log = logging.getLogger(__name__)
