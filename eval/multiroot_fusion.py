@@ -28,12 +28,12 @@ import tempfile
 import time
 from pathlib import Path
 
-from ragls.answer import answer, fuse
 from ragls.config import Settings
 from ragls.evaluation.golden import GoldenQuery, load_golden
 from ragls.evaluation.metrics import Hit, mrr_at_k, recall_at_k
 from ragls.indexer import Indexer
 from ragls.protocol import ChunkOut, RetrieveResultOut
+from ragls.query.answer import answer, fuse
 
 DEV = "mobx,go-cmp,logrus,cordova-android,unitask,cmarkgfm,thor,guzzle-psr7,spdlog,react-native-paper"
 K = 10

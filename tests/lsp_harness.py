@@ -15,7 +15,7 @@ import pytest_asyncio
 from lsprotocol import types
 from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities
 
-from ragls.server import to_plain
+from ragls.frontends.lsp.server import to_plain
 
 
 class Session:

@@ -83,7 +83,7 @@ from ragls.chunking.code import SPECS  # noqa: E402
 from ragls.config import IndexingSettings, Settings  # noqa: E402
 from ragls.languages import language_of  # noqa: E402
 from ragls.lexical import tokenize  # noqa: E402
-from ragls.retrieval import is_test_path  # noqa: E402
+from ragls.query.retrieval import is_test_path  # noqa: E402
 
 MINER_VERSION = 3  # bump when a change to the mining rules makes kept per-repository results stale
 MAX_POSITIVES = 3

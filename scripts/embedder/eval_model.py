@@ -17,8 +17,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "server"))
 
-from ragls import cli
 from ragls.embedding import bundled, onnx_local
+from ragls.frontends.cli.main import main as ragls_main
 
 
 def main() -> int:
@@ -35,7 +35,7 @@ def main() -> int:
     onnx_local.MODEL_DIR = bundled.MODEL_DIR = args.model_dir.resolve()
     onnx_local.MODEL_NAME = bundled.MODEL_NAME = args.model_name
     rest = args.ragls_args[1:] if args.ragls_args[:1] == ["--"] else args.ragls_args
-    return cli.main(rest)
+    return ragls_main(rest)
 
 
 if __name__ == "__main__":

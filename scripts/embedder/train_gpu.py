@@ -201,7 +201,9 @@ def throughput(model, tok, pairs: list[dict], args: argparse.Namespace, device: 
         sample = texts[:1024]
         t0 = time.perf_counter()
         for i in range(0, len(sample), 16):
-            enc = tok(sample[i : i + 16], padding=True, truncation=True, max_length=args.code_tokens, return_tensors="np")
+            enc = tok(
+                sample[i : i + 16], padding=True, truncation=True, max_length=args.code_tokens, return_tensors="np"
+            )
             sess.run(None, {k: enc[k].astype(np.int64) for k in ("input_ids", "attention_mask", "token_type_ids")})
         res["cpu_int8_onnx_chunks_per_s"] = round(len(sample) / (time.perf_counter() - t0), 1)
         res["cpu_threads"] = opts.intra_op_num_threads
@@ -260,10 +262,15 @@ def main() -> int:
         n = len(items)
         scores = q @ c.T * args.scale
         same = torch.tensor(
-            [[i != j and (a["query"] == b["query"] or a["code"] == b["code"]) for j, b in enumerate(items)] for i, a in enumerate(items)],
+            [
+                [i != j and (a["query"] == b["query"] or a["code"] == b["code"]) for j, b in enumerate(items)]
+                for i, a in enumerate(items)
+            ],
             device=device,
         )
-        same_neg = torch.tensor([[a["code"] == x for x in negs] for a in items], dtype=torch.bool, device=device).reshape(n, len(negs))
+        same_neg = torch.tensor(
+            [[a["code"] == x for x in negs] for a in items], dtype=torch.bool, device=device
+        ).reshape(n, len(negs))
         scores = scores.masked_fill(torch.cat([same, same_neg], dim=1), -1e4)
         labels = torch.arange(n, device=device)
         rank_loss = (F.cross_entropy(scores, labels) + F.cross_entropy(scores[:, :n].T, labels)) / 2

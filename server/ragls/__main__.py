@@ -1,3 +1,3 @@
-from ragls.cli import main
+from ragls.frontends.cli.main import main
 
 raise SystemExit(main())

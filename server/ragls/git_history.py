@@ -3,7 +3,7 @@
 Every file gets one document made of the messages (subject and first paragraph) of the recent
 commits that changed it, and a query ranks files by BM25 over those documents
 (`FileHistory.rank`). Retrieval lifts the chunks of the best-ranked files a little
-(ragls.retrieval): a change described in words ("Consolidate test configurations in the
+(ragls.query.retrieval): a change described in words ("Consolidate test configurations in the
 TeamCity settings") usually touches the files earlier changes in the same words touched.
 Measured on the commit -> files task in docs/history/evaluation-log.md.
 

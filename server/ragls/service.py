@@ -16,7 +16,6 @@ from pathlib import Path
 from pydantic import BaseModel
 
 from ragls import __version__
-from ragls.answer import answer, failed
 from ragls.api import (
     CLOSE_DOCUMENT,
     FIND_SYMBOL,
@@ -34,7 +33,6 @@ from ragls.api import (
 )
 from ragls.buffers import Buffers
 from ragls.config import Settings
-from ragls.context import ContextChunk, format_context
 from ragls.index.worker import Indexer
 from ragls.protocol import (
     DocumentParams,
@@ -47,7 +45,9 @@ from ragls.protocol import (
     StatusEnvelope,
     SymbolParams,
 )
-from ragls.retrieval import Hit, QueryError, chunk_out, compile_globs, is_test_path
+from ragls.query.answer import answer, failed
+from ragls.query.context import ContextChunk, format_context
+from ragls.query.retrieval import Hit, QueryError, chunk_out, compile_globs, is_test_path
 from ragls.status import build_status
 from ragls.watcher import Watcher
 

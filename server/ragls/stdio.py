@@ -15,7 +15,7 @@ chunks and answers every framing fault with a JSON-RPC parse error, then resynch
 next `Content-Length: <digits>` line. That line is an unambiguous message start: a valid JSON
 body cannot contain it, since `Content-Length:` is no JSON token outside a string and a JSON
 string cannot hold a raw line break. `ErrorAnswers` answers those faults, and unreadable JSON,
-for both of ragls's pygls protocols (server.py, owner_rpc.py).
+for both of ragls's pygls protocols (frontends/lsp/server.py, owner_rpc.py).
 """
 
 from __future__ import annotations

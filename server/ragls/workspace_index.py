@@ -89,7 +89,7 @@ class WorkspaceIndex(WorkspaceFolders):
         from ragls.api import InvalidParams
 
         if p.paths:
-            from ragls.retrieval import QueryError, compile_globs
+            from ragls.query.retrieval import QueryError, compile_globs
 
             try:
                 compile_globs(p.paths)
@@ -111,8 +111,8 @@ class WorkspaceIndex(WorkspaceFolders):
             empty, multi, rs = not self.folders.items, self.folders.multi, self.settings.retrieval
             if (early := await self._before_start(plan)) is not None:
                 return early
-            await self._loaded("ragls.answer")
-            from ragls.answer import failed, fuse
+            await self._loaded("ragls.query.answer")
+            from ragls.query.answer import failed, fuse
 
             if empty:
                 return failed(self.settings_error or "no workspace folder to search")
@@ -144,8 +144,8 @@ class WorkspaceIndex(WorkspaceFolders):
             folders = self.folders.indexed
             if (early := await self._before_start([(f, None) for f in folders])) is not None:
                 return early
-            await self._loaded("ragls.answer")
-            from ragls.answer import failed, fuse
+            await self._loaded("ragls.query.answer")
+            from ragls.query.answer import failed, fuse
 
             if not folders:
                 return failed(self.settings_error or "no workspace folder to search")
@@ -177,8 +177,8 @@ class WorkspaceIndex(WorkspaceFolders):
     async def _ask(self, f: Folder, verb: str, p: Any) -> RetrieveResultOut:
         """One folder's answer (`retrieve` or `find_symbol`), its chunks labelled with the folder;
         a failure is an answer that says so (the owner can vanish mid-request)."""
-        from ragls.answer import failed
         from ragls.api import InvalidParams
+        from ragls.query.answer import failed
 
         index = f.index
         if index is None:

@@ -15,8 +15,8 @@ from typing import Any
 from lsprotocol import types
 from pytest_lsp import ClientServerConfig, client_capabilities
 
+from ragls.frontends.lsp.server import to_plain
 from ragls.protocol import PROTOCOL_VERSION, IndexStatus, RetrieveResultOut
-from ragls.server import to_plain
 from tests.lsp_harness import Starter
 from tests.unit.fake_providers import FakeProviders, Reply
 

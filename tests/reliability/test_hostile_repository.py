@@ -199,7 +199,7 @@ from ragls.secrets import Redaction
 # What an older ragls did: no redaction at all, and the rules mark it wrote in the manifest.
 ragls.prepare.scan = lambda text, path="": Redaction(text, 0, False)
 ragls.index.apply._PREPARE_RULES = "secrets 1"
-from ragls.cli import main
+from ragls.frontends.cli.main import main
 sys.exit(main(sys.argv[1:]))
 """
 

@@ -8,10 +8,10 @@ from pathlib import Path
 import pathspec
 import pytest
 
-from ragls.answer import fuse
 from ragls.config import Settings
 from ragls.folders import Folders, UnknownFolder, split_globs, under
 from ragls.protocol import ChunkOut, ErrorOut, IndexStatus, Position, Progress, Range, RetrieveResultOut
+from ragls.query.answer import fuse
 from ragls.status import build_status, folder_entry, workspace_status
 
 

@@ -11,11 +11,11 @@ from pathlib import Path
 import pytest
 
 from ragls import git_history
-from ragls.answer import answer
 from ragls.config import RetrievalSettings, Settings
 from ragls.git_history import HistoryTracker, find_repository, load, message_text
 from ragls.index.worker import Indexer
-from ragls.retrieval import Hit, git_history_boost
+from ragls.query.answer import answer
+from ragls.query.retrieval import Hit, git_history_boost
 from tests.gitrepo import commit as _commit
 from tests.gitrepo import git as _git
 from tests.waiting import until

@@ -9,9 +9,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ragls import lexical
-from ragls.context import ContextChunk, format_context, neutralise
 from ragls.escaping import attr, label
-from ragls.retrieval import Hit, dedupe, query_symbols
+from ragls.query.context import ContextChunk, format_context, neutralise
+from ragls.query.retrieval import Hit, dedupe, query_symbols
 from tests.hostile_text import parse_context, structure, tag_spellings, tags_seen
 
 

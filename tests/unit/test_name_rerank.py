@@ -13,7 +13,6 @@ import numpy as np
 import pytest
 
 from ragls import lexical
-from ragls.answer import answer
 from ragls.chunking.model import embedding_text, name_text
 from ragls.config import Settings
 from ragls.embedding.cache import EmbeddingCache
@@ -26,6 +25,7 @@ from ragls.name_rerank import (
     rrf_score,
     usable,
 )
+from ragls.query.answer import answer
 from ragls.store import PointData, SearchRequest, StoredHit
 from ragls.store.edge import EdgeStore
 from tests.waiting import until

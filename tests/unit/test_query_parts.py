@@ -1,9 +1,9 @@
 """What a bug report says about places in the code: the files its traces and text name, and the
-definitions its frames name (ragls.query_parts)."""
+definitions its frames name (ragls.query.mentions)."""
 
 from __future__ import annotations
 
-from ragls.query_parts import is_long, mentioned_files, path_mentions, symbol_mentions, title
+from ragls.query.mentions import is_long, mentioned_files, path_mentions, symbol_mentions, title
 
 REPORT = """Crash when sorting imports with a comment
 

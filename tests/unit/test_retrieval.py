@@ -14,7 +14,7 @@ import pytest
 from ragls import lexical
 from ragls.chunking.model import embedding_text, split_humps
 from ragls.config import RetrievalSettings, load_settings
-from ragls.retrieval import (
+from ragls.query.retrieval import (
     DEFAULT_TUNING,
     Hit,
     Tuning,

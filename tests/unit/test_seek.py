@@ -8,9 +8,9 @@ import os
 import time
 from pathlib import Path
 
-from ragls.answer import answer
 from ragls.config import Settings
 from ragls.index.worker import Indexer
+from ragls.query.answer import answer
 from ragls.seek import bare_name, files_naming
 
 PY = '''"""Module {i}."""

@@ -45,7 +45,7 @@ def test_the_server_sends_the_cases_display(case: dict) -> None:
 
 
 def test_display_follows_changes_made_after_the_status_was_built() -> None:
-    """server.py and `ragls status` set fields on a built status: the display sent matches them."""
+    """frontends/lsp/server.py and `ragls status` set fields on a built status: the display sent matches them."""
     status = IndexStatus.model_validate(CASES["base"])
     assert status.model_dump(by_alias=True)["display"]["health"] == "ok"
     status.message = "bad settings"

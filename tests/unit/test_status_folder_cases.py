@@ -37,7 +37,7 @@ def test_the_server_sends_the_cases_display(case: dict) -> None:
 
 
 def test_the_workspace_totals_carry_the_display_of_the_totals() -> None:
-    """workspace_status (server.py's multi-root aggregation) sends the display of its totals."""
+    """workspace_status (the LSP server's multi-root aggregation) sends the display of its totals."""
     case = next(c for c in CASES["cases"] if c["name"] == "a folder in error next to a ready one")
     whole = IndexStatus.model_validate({**CASES["base"], **case["status"]})
     parts: list[tuple[FolderStatus, IndexStatus | None]] = []

@@ -652,7 +652,7 @@ def test_indexer_vacuums_the_edge_store_once_an_edit_is_indexed(tmp_path: Path) 
 
 def test_indexer_runs_on_the_remote_backend(tmp_path: Path) -> None:
     from ragls.config import load_settings
-    from ragls.retrieval import retrieve
+    from ragls.query.retrieval import retrieve
 
     fixture = Path(__file__).parent.parent / "fixtures" / "polyglot"
     s = load_settings(

@@ -10,10 +10,10 @@ from pathlib import Path
 import pytest
 
 from ragls import embedding
-from ragls.answer import answer
 from ragls.config import Settings
 from ragls.embedding import onnx_local
 from ragls.index.worker import Indexer
+from ragls.query.answer import answer
 from tests.waiting import until
 
 SRC = '''def zq_lonely_function(width):

@@ -35,7 +35,7 @@ from ragls.evaluation.bm25 import BM25Index, function_documents, windows
 from ragls.git_history import message_text
 from ragls.indexer import Indexer
 from ragls.languages import is_code, language_of
-from ragls.retrieval import is_test_path, retrieve, tuning_for
+from ragls.query.retrieval import is_test_path, retrieve, tuning_for
 
 FILE_K = 5
 FILE_MRR_K = 10

@@ -16,7 +16,7 @@ from ragls.evaluation.golden import GoldenSet, load_golden
 from ragls.evaluation.metrics import QueryMetrics, aggregate, evaluate_query
 from ragls.indexer import Indexer
 from ragls.languages import language_of
-from ragls.retrieval import DEFAULT_TUNING, query_symbols, retrieve
+from ragls.query.retrieval import DEFAULT_TUNING, query_symbols, retrieve
 
 TOP_K = 10  # rank metrics look at the top 10 (MRR@10, R@5, ...)
 

@@ -1,6 +1,6 @@
 """The open index's resources: the store, the manifest, the embedding cache and the embedder
 (with the bundled model's load), the `embedder.snapshot` import, the provider's circuit
-breaker and the git history. Queries read everything they need here (`answer.py`, `service.py`);
+breaker and the git history. Queries read everything they need here (`query/answer.py`, `service.py`);
 the worker writes through it.
 
 Also the index folder's life: opened, closed, checked before every write batch (replaced under
@@ -97,7 +97,7 @@ class IndexHandle:
         # A question named these definitions: files that spell them go ahead in a running pass
         # (the worker's seek; returns at once).
         self.seek = seek
-        # The indexed files (the state's), for a query that names some (query_parts).
+        # The indexed files (the state's), for a query that names some (query/mentions.py).
         self.files = files
         self._embedder = embedder
         self._loading: Future[Embedder] | None = None  # the bundled model, loading (load_model)
@@ -227,7 +227,7 @@ class IndexHandle:
     def load_model(self) -> None:
         """The bundled model loads now, once the index is open, not beside the shard: it needs
         the GIL for much of its load, which the shard load holds, and nothing before the dense
-        pass needs it (queries are answered lexically meanwhile, answer.py says so)."""
+        pass needs it (queries are answered lexically meanwhile, query/answer.py says so)."""
         if self._load_later:
             self._loading = in_thread(self.settings.indexing.nice, make_embedder, self.settings.embedder)
             self._loading.add_done_callback(self._model_loaded)

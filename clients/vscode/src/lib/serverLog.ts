@@ -1,9 +1,9 @@
 /**
  * The server's stderr -> log levels of the `ragls` output channel. No `vscode` import.
  *
- * The server logs `<asctime> LEVEL name: message` (server/ragls/server.py, `serve`; the CLI
- * drops the time). vscode-languageclient writes every stderr line as `[error]`, so a user
- * opening "RAG: Show Log" saw a wall of errors that were INFO lines.
+ * The server logs `<asctime> LEVEL name: message` (server/ragls/frontends/lsp/server.py,
+ * `serve`; the CLI drops the time). vscode-languageclient writes every stderr line as
+ * `[error]`, so a user opening "RAG: Show Log" saw a wall of errors that were INFO lines.
  */
 
 export type ChannelLevel = 'trace' | 'debug' | 'info' | 'warn' | 'error';

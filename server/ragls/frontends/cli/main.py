@@ -179,7 +179,7 @@ def cmd_search(a: argparse.Namespace) -> int:
         _print_json(res)
         return 0 if res.error is None else 1
     # Warnings and errors quote paths and settings of the workspace: one line each (escaping.py).
-    # The context block was escaped where it was made (context.py); --json prints data as it is.
+    # The context block was escaped where it was made (query/context.py); --json prints data as it is.
     for w in res.warnings:
         print(f"ragls: warning: {label(w)}", file=sys.stderr)
     if res.error:
@@ -287,7 +287,7 @@ def _exclusive(root: Path, settings: Settings) -> Iterator[None]:
 
 
 def cmd_mcp(a: argparse.Namespace) -> int:
-    from ragls.mcp_server import serve
+    from ragls.frontends.mcp.server import serve
 
     return serve(a.paths)
 
@@ -501,7 +501,7 @@ def main(argv: list[str] | None = None) -> int:
             pass
     a = parser.parse_args(args)
     if a.cmd is None:
-        from ragls.server import serve
+        from ragls.frontends.lsp.server import serve
 
         serve()
         return 0

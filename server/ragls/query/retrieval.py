@@ -23,14 +23,14 @@ import pathspec
 from ragls import lexical, name_rerank
 from ragls.chunking.model import split_humps
 from ragls.config import RetrievalSettings
-from ragls.context import ContextChunk, format_context
 from ragls.embedding import Embedder
 from ragls.embedding.cache import EmbeddingCache
 from ragls.git_history import FileRanker
 from ragls.gitignore import BACKEND
 from ragls.languages import is_code
 from ragls.protocol import ChunkOut, Position, Range, RetrieveResultOut
-from ragls.query_parts import mentioned_files, path_mentions
+from ragls.query.context import ContextChunk, format_context
+from ragls.query.mentions import mentioned_files, path_mentions
 from ragls.store import SearchRequest, Store, StoredHit
 
 _DOTTED = re.compile(r"[A-Za-z_$][\w$]*(?:(?:\.|::|#)[A-Za-z_$][\w$]*)+")
@@ -157,7 +157,7 @@ class Tuning:
     # (docs/history/evaluation-log.md, "Git history"). 0 files turns it off.
     git_history_files: int = 20
     git_history_weight: float = 2.0
-    # Files the query names (query_parts.mentioned_files: stack-trace frames, paths in a bug
+    # Files the query names (mentions.mentioned_files: stack-trace frames, paths in a bug
     # report): their best chunks join the hits with the weighted RRF term of the file's place
     # among the mentions, as one more fused list. 0 turns it off.
     mention_weight: float = 2.0
@@ -493,7 +493,7 @@ def retrieve(
     (ragls.name_rerank); without it the name rerank is skipped. `history`: the workspace's git
     history (ragls.git_history); without it no file is lifted by its commit messages.
     `files`: the index's files, asked for only when the query names some (a stack trace, a path
-    in a bug report: query_parts.mentioned_files); their best chunks join the hits."""
+    in a bug report: mentions.mentioned_files); their best chunks join the hits."""
     t0 = time.perf_counter()
     use_dense = embedder is not None and dense_available and settings.mode != "lexical"
     dense = None

@@ -8,7 +8,7 @@ from __future__ import annotations
 import mcp_types as types
 
 from ragls.escaping import label
-from ragls.mcp_tools import CodeResult, FileHit, FilesResult
+from ragls.frontends.mcp.tools import CodeResult, FileHit, FilesResult
 from ragls.protocol import ChunkOut, FolderStatus, IndexStatus
 
 CLIENT, OWNER = "client", "owner"  # SharedIndex's roles
@@ -87,7 +87,7 @@ def result_text(kind: str, subject: str, res: CodeResult, multi: bool = False) -
         + f" ({label(c.kind)}, {label(c.language)})"
         for i, c in enumerate(res.chunks, 1)
     ]
-    # `context` is format_context's block, escaped where it was made (context.py).
+    # `context` is format_context's block, escaped where it was made (query/context.py).
     body = res.context or "(the chunks are larger than max_chars; raise it to see their code)"
     return "\n".join([*head, f"{len(res.chunks)} {kind} for {_subject(subject)}:", *listing, "", body])
 

@@ -1,8 +1,8 @@
 """`ragls mcp [PATH ...]`: the workspace's index as Model Context Protocol tools, over stdio.
 
 Built on the official SDK's low-level server (`mcp` on PyPI) so each tool's input and output
-schema is exactly the one documented in docs/agents.md (mcp_tools.py; their text in
-mcp_text.py). Answers come from the same workspace object as the editor's (workspace_index.py):
+schema is exactly the one documented in docs/agents.md (tools.py; their text in
+text.py). Answers come from the same workspace object as the editor's (workspace_index.py):
 every folder (the client's roots, else the PATHs, else the working directory) is owned by this
 process or served by the ragls process that owns it (shared_index.py), several folders are
 fused into one ranking, and retrieval, symbol lookup and status are service.py's, not a second
@@ -31,7 +31,7 @@ from pydantic import ValidationError
 from ragls import __version__
 from ragls.api import InvalidParams, validation_message
 from ragls.folders import uri_to_path
-from ragls.mcp_text import (
+from ragls.frontends.mcp.text import (
     FILE_HITS_PER_FILE,
     files_of,
     files_text,
@@ -40,7 +40,7 @@ from ragls.mcp_text import (
     status_warnings,
     tool_error,
 )
-from ragls.mcp_tools import (
+from ragls.frontends.mcp.tools import (
     INSTRUCTIONS,
     TOOLS,
     CodeResult,

@@ -12,10 +12,10 @@ from typing import TYPE_CHECKING
 
 from ragls import lexical
 from ragls.config import RetrievalSettings
-from ragls.context import ContextChunk, format_context
 from ragls.embedding import EmbeddingError
 from ragls.protocol import ChunkOut, RetrieveResultOut
-from ragls.retrieval import (
+from ragls.query.context import ContextChunk, format_context
+from ragls.query.retrieval import (
     lookup_symbols,
     query_symbols,
     retrieve,

@@ -1,5 +1,5 @@
 """The LSP front end of ragls: pygls lifecycle and the rag/* handlers over the workspace's index
-(workspace_index.py: folders, settings, status, retrieval); progress reports in lsp_progress.py.
+(workspace_index.py: folders, settings, status, retrieval); progress reports in progress.py.
 No pipeline logic here."""
 
 from __future__ import annotations
@@ -33,7 +33,7 @@ log = logging.getLogger("ragls")
 # What indexing and retrieval import (settings, protocol models, the pipeline, numpy): loaded in a
 # thread once `initialize` is answered, while the client sends `initialized` and its settings.
 # The status models first: a client asks for rag/indexStatus right after `initialized`.
-_PRELOAD = ("ragls.status", "ragls.shared_index", "ragls.answer", "ragls.api")
+_PRELOAD = ("ragls.status", "ragls.shared_index", "ragls.query.answer", "ragls.api")
 
 
 # Set once the status models are imported (or failed to): until then rag/indexStatus answers
@@ -169,9 +169,9 @@ class RaglsServer(LanguageServer):
         self.start_reporting()
 
     def start_reporting(self) -> None:
-        """rag/statusChanged and $/progress from now on (lsp_progress.py)."""
+        """rag/statusChanged and $/progress from now on (progress.py)."""
         if self._status_task is None:
-            from ragls.lsp_progress import report_status
+            from ragls.frontends.lsp.progress import report_status
 
             self._status_task = asyncio.get_running_loop().create_task(report_status(self.index, self))
 

@@ -1,0 +1,1 @@
+"""The command line: `main.py` holds `main`, the `ragls` console script."""
