@@ -431,18 +431,32 @@ class Harness {
 
   async sendChat(text: string): Promise<void> {
     await this.openChat();
-    await this.chatInput().focus();
-    await this.page.keyboard.press('Control+A');
-    await this.page.keyboard.press('Backspace');
-    await this.page.keyboard.type(text, { delay: 5 });
-    await this.page.keyboard.press('Enter');
-    // The input empties once the chat took the request. If the text is still there, the Enter
-    // went elsewhere (a toast or a suggestion took it): press it once more.
-    const taken = await waitUntil('the chat to take the request', async () => ((await this.chatInputText()) === text ? undefined : true), 10_000).catch(() => false);
-    if (!taken) {
-      log('the request is still in the chat input; pressing Enter again');
+    const suggest = this.page.locator('.interactive-input-part .suggest-widget.visible');
+    for (let attempt = 1; ; attempt++) {
       await this.chatInput().focus();
-      await this.page.keyboard.press('Enter');
+      await this.page.keyboard.press('Control+A');
+      await this.page.keyboard.press('Backspace');
+      await this.page.keyboard.type(text, { delay: 5 });
+      // Typing `@` opens the participant suggestions, which resolve asynchronously: one still open
+      // takes the Enter and puts its first entry (`@agent`) in the input instead of sending the
+      // request. Close it, and send only what was typed.
+      if (await suggest.isVisible().catch(() => false)) await this.page.keyboard.press('Escape');
+      const typed = await waitUntil('the chat input to hold the request', async () => ((await this.chatInputText()) === text ? true : undefined), 5_000).catch(() => false);
+      if (typed) {
+        const before = await this.lastRequestText();
+        await this.page.keyboard.press('Enter');
+        // Sent means a new request in the chat list (or, asking the same again, the input emptied);
+        // the text still in the input (a toast took the Enter) or a suggestion in its place means not.
+        const sent = await waitUntil(
+          'the chat to take the request',
+          async () => ((await this.lastRequestText()) !== before || (await this.chatInputText()) === '' ? true : undefined),
+          10_000,
+        ).catch(() => false);
+        if (sent) return;
+      }
+      const now = await this.chatInputText();
+      assert(attempt < 3, `the chat did not take the request; its input holds ${JSON.stringify(now.slice(0, 200))}`);
+      log(`the chat input holds ${JSON.stringify(now.slice(0, 200))} instead of having sent the request; typing it again`);
     }
   }
 
@@ -496,6 +510,14 @@ class Harness {
       await clear.first().click({ timeout: 3000 }).catch(() => undefined);
       await sleep(200);
     }
+  }
+
+  /** Text of the last request in the chat list ('' when there is none). */
+  async lastRequestText(): Promise<string> {
+    const rows = this.page.locator('.interactive-item-container.interactive-request');
+    const n = await rows.count();
+    if (n === 0) return '';
+    return ((await rows.nth(n - 1).innerText({ timeout: 2000 }).catch(() => '')) ?? '').replace(/\s+/g, ' ').trim();
   }
 
   /** Text of the last chat response in the chat list. */
