@@ -10,6 +10,7 @@ import asyncio
 import contextlib
 import json
 import logging
+import os
 import shutil
 import sys
 import time
@@ -508,4 +509,10 @@ def main(argv: list[str] | None = None) -> int:
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
     if a.verbose:
         logging.getLogger("ragls").setLevel(logging.DEBUG)
-    return int(a.func(a))
+    try:
+        return int(a.func(a))
+    except BrokenPipeError:
+        # The reader went away (`ragls schema | head`): stop quietly, as other Unix tools do.
+        # stdout is pointed at /dev/null so the interpreter's final flush cannot fail again.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 141  # 128 + SIGPIPE, what a shell reports for such a pipeline
