@@ -215,8 +215,10 @@ def test_a_pass_below_the_threshold_flushes_once_the_index_is_complete(tmp_path:
         # end between two polls, flushing as it should. The one flush at the end says it all: a
         # flush after the lexical pass would be a second entry (every point exists by then).
         deadline = time.monotonic() + 240
-        while idx.busy() and time.monotonic() < deadline:
+        # The backfill says `idle` and then flushes: wait for both, or the check races the flush.
+        while (idx.busy() or not flushed) and time.monotonic() < deadline:
             time.sleep(0.05)
+        time.sleep(0.5)  # a second flush, were there one, would land by now
         st = idx.snapshot()
         assert st.state == "ready", st
         assert flushed == [st.chunks], (flushed, st.chunks)
