@@ -20,7 +20,6 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-import time
 import tomllib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -32,6 +31,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from ragls import git_history, lexical
 from ragls.config import Settings
 from ragls.evaluation.bm25 import BM25Index, function_documents, windows
+from ragls.evaluation.runner import idle_index
 from ragls.git_history import message_text
 from ragls.indexer import Indexer
 from ragls.languages import is_code, language_of
@@ -211,12 +211,8 @@ def run_repo(repo: Repo, mirrors: Path, settings: Settings, work: Path, quiet: b
             return RepoResult(repo.name, 0, repo.split, skipped=f"cannot check out {q.parent[:12]}: {why[0]}")
         if not quiet:
             print(f"  [{repo.name}] {number}/{len(asked)} {q.sha[:10]}", file=sys.stderr, flush=True)
-        idx = Indexer(tree, settings)
-        idx.start()
-        idx.ready.wait()
+        idx = idle_index(tree, settings)
         try:
-            while idx.busy():
-                time.sleep(0.2)
             assert idx.store is not None
             rs = settings.retrieval
             paths = sorted(idx.indexed_paths())

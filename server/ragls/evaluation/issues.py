@@ -26,7 +26,6 @@ import json
 import re
 import subprocess
 import sys
-import time
 import tomllib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -40,8 +39,7 @@ from ragls.config import Settings
 from ragls.evaluation.bm25 import BM25Index
 from ragls.evaluation.commits import FIND_FILES, HITS, _ragls_files, checkout, is_source, rank_files
 from ragls.evaluation.metrics import acc_at_k, any_at_k, file_mrr_at_k, gold_ranks
-from ragls.evaluation.runner import BM25_FUNCTIONS, BM25_WINDOWS, DEFAULT, _baseline_documents
-from ragls.indexer import Indexer
+from ragls.evaluation.runner import BM25_FUNCTIONS, BM25_WINDOWS, DEFAULT, _baseline_documents, idle_index
 
 ACC_KS = (1, 3, 5, 10)
 ANY_K = 5
@@ -279,12 +277,8 @@ def run_repo(
             continue
         if not quiet:
             print(f"  [{repo.name}] {number}/{len(kept)} #{q.issue}", file=sys.stderr, flush=True)
-        idx = Indexer(tree, settings)
-        idx.start()
-        idx.ready.wait()
+        idx = idle_index(tree, settings)
         try:
-            while idx.busy():
-                time.sleep(0.2)
             if idx.store is None:
                 result.dropped.append(f"{q.id}: index failed: {idx.fatal}")
                 continue

@@ -104,6 +104,16 @@ class FileLines:
         return self._cache[path]
 
 
+def idle_index(root: Path, settings: Settings) -> Indexer:
+    """An indexer on `root`, started and waited on until it has nothing left to do (the
+    repository tasks index a checkout per question this way)."""
+    idx = Indexer(root, settings)
+    idx.start()
+    idx.ready.wait()
+    _wait(idx, root.name, quiet=True)
+    return idx
+
+
 def _wait(idx: Indexer, label: str, quiet: bool) -> None:
     t0 = time.monotonic()
     last = 0.0
