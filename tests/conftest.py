@@ -49,3 +49,9 @@ def require_tool(path: str | None, what: str) -> None:
     if IN_CI:
         pytest.fail(f"{what} is required in CI but was not found")
     pytest.skip(f"{what} not available")
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Tests marked slow (each tens of seconds) run first: `make test` spreads the suite over
+    pytest-xdist workers, which then end on short tests instead of one worker on a long one."""
+    items.sort(key=lambda item: item.get_closest_marker("slow") is None)

@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import pytest
 from lsprotocol import types
 from pytest_lsp import ClientServerConfig, client_capabilities
 
@@ -47,6 +48,7 @@ def chunk_keys(res: dict[str, Any]) -> list[tuple[Any, ...]]:
     return [(c["path"], json.dumps(c["range"]), c["symbol"], c["kind"], c["content"]) for c in res["chunks"]]
 
 
+@pytest.mark.slow
 async def test_cli_json_is_the_lsp_payload(start: Starter, workspace: Path, cache_dir: Path) -> None:
     rc, out, err = cli("index", str(workspace), "-q", cache=cache_dir)
     assert rc == 0, err
@@ -102,6 +104,7 @@ async def test_initialize_reports_the_protocol_version(workspace: Path, cache_di
         await client.stop()
 
 
+@pytest.mark.slow
 async def test_provider_down_gives_results_with_a_warning(start: Starter, fresh_cache: Path, workspace: Path) -> None:
     """An HTTP provider on 127.0.0.1 that answers 500: the index is lexical only, and both the
     LSP and the CLI answer with results plus a warning, `error` null, a version-1 client that

@@ -223,6 +223,7 @@ def cli(cache: Path, *args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run([sys.executable, "-m", "ragls", *args], capture_output=True, text=True, timeout=300, env=env)
 
 
+@pytest.mark.slow
 def test_cli_indexes_and_searches_several_folders_as_one_workspace(api: Path, web: Path, fresh_cache: Path) -> None:
     p = cli(fresh_cache, "index", str(api), str(web), "-q")
     assert p.returncode == 0, p.stderr

@@ -16,7 +16,7 @@ import pytest
 
 from tests.reliability.conftest import generated_workspace, ragls_cmd, run_cli, write_module
 
-KILLS = int(os.environ.get("RAGLS_KILL_LOOPS", "20"))
+KILLS = int(os.environ.get("RAGLS_KILL_LOOPS", "10"))  # make soak: 200
 BATCH = 16  # the embedder's default batch: at most one batch in flight is lost per kill
 
 
@@ -29,6 +29,7 @@ def _mutate(ws: Path, rng: random.Random, step: int) -> None:
     write_module(ws, f"pkg_new/added_{step}.py", 5000 + step, 5)  # an addition
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(120 + 25 * KILLS)
 def test_kill9_loop_keeps_index_consistent(tmp_path: Path, rcache: Path) -> None:
     ws = generated_workspace(tmp_path / "ws", files=30)

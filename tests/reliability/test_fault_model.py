@@ -78,6 +78,7 @@ def tmpfs(tmp_path: Path):  # type: ignore[no-untyped-def]
         subprocess.run(["umount", "-l", str(mnt)], check=False)
 
 
+@pytest.mark.slow
 async def test_full_disk_pauses_indexing_and_resumes_when_space_returns(
     start: Starter, tmp_path: Path, tmpfs: Path
 ) -> None:
@@ -109,6 +110,7 @@ def _free_port() -> int:
         return sock.getsockname()[1]
 
 
+@pytest.mark.slow
 async def test_provider_down_pauses_dense_then_resumes(start: Starter, workspace: Path, fresh_cache: Path) -> None:
     port = _free_port()
     embedder = {
@@ -170,6 +172,7 @@ async def test_locked_manifest_is_retried_not_lost(start: Starter, workspace: Pa
     check_consistent(workspace, fresh_cache)
 
 
+@pytest.mark.slow
 async def test_settings_change_mid_index_reopens_the_same_slot(
     start: Starter, tmp_path: Path, fresh_cache: Path
 ) -> None:

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import mcp_types as mt
+import pytest
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 
@@ -183,6 +184,7 @@ async def test_mcp_text_of_every_tool_holds_exactly_its_blocks(tmp_path: Path) -
                 assert line.startswith(f"{i}. {label(f)} ("), line  # the whole name, on its own line
 
 
+@pytest.mark.slow
 def test_cli_search_prints_exactly_its_blocks(tmp_path: Path, rcache: Path) -> None:
     root = hostile_workspace(tmp_path / "hostile")
     for q in QUERIES:

@@ -21,6 +21,9 @@ from tests.lsp_harness import Session, Starter
 # 13 stars: each one doubled the time of a backtracking match (4 s for 8 stars on 40 characters).
 HOSTILE_GLOB = "*a*a*a*a*a*a*a*a*a*a*a*a*c"
 LONG_NAME = "a" * 60 + ".md"
+# A backtracking match of HOSTILE_GLOB on LONG_NAME takes hours: an answer within 5 s tells a
+# responsive server from a frozen one, even on a loaded machine (the suites run at once on 2 cores).
+RESPONSIVE_S = 5.0
 
 
 async def _timed(coro: Any) -> tuple[float, Any]:
@@ -30,11 +33,11 @@ async def _timed(coro: Any) -> tuple[float, Any]:
 
 
 async def _responsive_until_ready(s: Session, timeout: float = 90) -> dict[str, Any]:
-    """Poll the status until ready; every answer must come within a second."""
+    """Poll the status until ready; every answer must come within RESPONSIVE_S."""
     deadline = time.monotonic() + timeout
     while True:
         took, st = await _timed(asyncio.wait_for(s.status(), 5))
-        assert took < 1.0, f"rag/indexStatus took {took:.2f}s"
+        assert took < RESPONSIVE_S, f"rag/indexStatus took {took:.2f}s"
         if st["state"] == "ready":
             return st
         assert st["state"] != "error", st
@@ -56,10 +59,10 @@ async def test_a_backtracking_gitignore_line_cannot_freeze_the_server(start: Sta
     st = await _responsive_until_ready(s)
     assert st["filesIndexed"] == 2  # billing.py and the long-named file (no `c` in its name)
     took, res = await _timed(s.retrieve("invoice total", paths=[HOSTILE_GLOB, "*.py"]))
-    assert took < 1.0, f"rag/retrieve with a hostile glob took {took:.2f}s"
+    assert took < RESPONSIVE_S, f"rag/retrieve with a hostile glob took {took:.2f}s"
     assert [c["path"] for c in res["chunks"]] and all(c["path"] == "billing.py" for c in res["chunks"])
     took, _ = await _timed(asyncio.wait_for(s.client.shutdown_session(), 5))
-    assert took < 1.0
+    assert took < RESPONSIVE_S
 
 
 async def test_a_backtracking_glob_from_an_agent_answers_at_once(tmp_path: Path) -> None:
@@ -69,11 +72,11 @@ async def test_a_backtracking_glob_from_an_agent_answers_at_once(tmp_path: Path)
         assert "billing.py" in first.content[0].text
         t0 = time.monotonic()
         res = await call(session, "search_code", {"query": "invoice total", "paths": [HOSTILE_GLOB]})
-        assert time.monotonic() - t0 < 1.0
+        assert time.monotonic() - t0 < RESPONSIVE_S
         assert not res.is_error and "billing.py" not in res.content[0].text  # the glob matches neither file
         t0 = time.monotonic()
         st = await call(session, "index_status", {})
-        assert time.monotonic() - t0 < 1.0 and st.content[0].text.startswith("Index of")
+        assert time.monotonic() - t0 < RESPONSIVE_S and st.content[0].text.startswith("Index of")
 
 
 # -- links judged by their target -------------------------------------------------------------

@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import re
 import sys
 import time
 import uuid
@@ -75,6 +76,7 @@ def _check_markers(corpus: Corpus, seen: str) -> None:
             assert f.marker not in seen, f"{f.path} should not be indexed ({f.outcome})"
 
 
+@pytest.mark.slow
 async def test_no_planted_secret_reaches_results_context_or_the_embedder(
     start: Starter, tmp_path: Path, listener: FakeProviders
 ) -> None:
@@ -115,7 +117,9 @@ async def test_no_planted_secret_reaches_results_context_or_the_embedder(
 
     # The store on disk (Qdrant payloads, the embedding cache, the manifest) holds none either.
     blob = b"".join(p.read_bytes() for p in cache.rglob("*") if p.is_file() and p.stat().st_size < 50_000_000)
-    stored = blob.decode("latin-1")
+    # Store files are mostly preallocated zeros; no secret holds a NUL, so runs of them can go
+    # before the substring search (which would otherwise scan megabytes of zeros per piece).
+    stored = re.sub(rb"\x00+", b"\x00", blob).decode("latin-1")
     assert "settings_loader_marker" in stored
     assert corpus.leaks(stored) == []
 

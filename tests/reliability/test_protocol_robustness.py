@@ -120,7 +120,7 @@ async def test_shutdown_mid_index_is_fast_and_consistent(start: Starter, tmp_pat
     s.client.exit(None)
     await asyncio.wait_for(s.client._server.wait(), 10)  # type: ignore[union-attr]
     took = time.monotonic() - t0
-    assert took < 2.0, took
+    assert took < 3.0, took  # not the rest of the dense pass (~6 s for these 480 chunks)
     rep = await asyncio.to_thread(check_index, ws, Settings.model_validate({"cacheDir": str(cache_dir)}))
     assert rep.consistent, rep.as_dict()
     print(f"shutdown mid-index took {took:.2f}s; checker: {rep.as_dict()['files_current']} current files")

@@ -34,6 +34,7 @@ def _plant(ws: Path, outside: Path) -> None:
     os.symlink(outside / "outside_only.py", ws / "linked_file.py")
 
 
+@pytest.mark.slow
 async def test_no_secret_or_outside_content_is_ever_returned(
     start: Starter, workspace: Path, tmp_path: Path, cache_dir: Path
 ) -> None:

@@ -16,7 +16,7 @@ def test_background_steps_wait_for_the_request_in_flight_and_no_longer() -> None
     fg = Foreground()
     t0 = time.monotonic()
     fg.yield_to_requests(max_wait=1.0)
-    assert time.monotonic() - t0 < 0.05  # nothing in flight: no wait
+    assert time.monotonic() - t0 < 0.5  # nothing in flight: no wait (max_wait would be 1 s)
     done = threading.Event()
 
     def request() -> None:
@@ -30,7 +30,7 @@ def test_background_steps_wait_for_the_request_in_flight_and_no_longer() -> None
     t0 = time.monotonic()
     fg.yield_to_requests(max_wait=5.0)
     waited = time.monotonic() - t0
-    assert done.is_set() and 0.1 < waited < 1.0, waited  # until the request ended
+    assert done.is_set() and 0.1 < waited < 4.0, waited  # until the request ended, not max_wait
     assert not fg.busy and fg.yields == 1
 
 

@@ -32,11 +32,15 @@ class Backfill:
         handle: IndexHandle,
         interrupted: Callable[[], bool],
         on_change: Callable[[], None],
+        on_recovered: Callable[[], None] = lambda: None,
     ) -> None:
         self.state = state
         self.handle = handle
         self._interrupted = interrupted  # jobs are waiting, or the worker stops: give way
         self._on_change = on_change
+        # A window is up to 512 chunks (seconds of embedding, a minute on a loaded machine): the
+        # fault that stopped the last write ends with the first group stored, not the window.
+        self._on_recovered = on_recovered
 
     def order(self) -> list[str]:
         st = self.state
@@ -159,6 +163,8 @@ class Backfill:
             h.cache.put_many({pl["text_hash"]: vecs[k] for k, (_, i, pl) in enumerate(part) if i in live})
         h.store.set_dense(vec_by_id)
         h.wrote(len(vec_by_id))
+        if st.fault is not None:
+            self._on_recovered()
         done_paths: list[str] = []
         with st.lock:
             for p, i, _ in part:

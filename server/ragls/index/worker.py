@@ -125,7 +125,7 @@ class Indexer(_Views):
         pool = PreparePool(workers, settings.indexing.nice) if workers > 1 else None
         self.writer = IndexWriter(self.state, self.handle, self.rules)
         self.lexical = LexicalPass(self.state, self.handle, self.writer, self.jobs, self.rules, pool, self._on_change)
-        self.backfill = Backfill(self.state, self.handle, self.jobs.interrupted, self._on_change)
+        self.backfill = Backfill(self.state, self.handle, self.jobs.interrupted, self._on_change, self._recovered)
         self.seeker = Seeker(
             self.root,
             settings.max_file_bytes,
@@ -319,11 +319,7 @@ class Indexer(_Views):
                     # Caught up: let the points this batch deleted stop counting in BM25's IDF.
                     if h.store.vacuum():
                         log.info("reloaded the index so deleted chunks stop counting in lexical scores")
-                if st.fault is not None:
-                    log.info("recovered: %s", st.fault.message)
-                    with st.lock:
-                        st.fault = None
-                    self._fault_backoff.reset()
+                self._recovered()
             except IndexReplaced:
                 self._reopen_replaced_index(jobs)
             except Exception as exc:  # every failure becomes a fault with a retry time
@@ -331,6 +327,16 @@ class Indexer(_Views):
                     self._reopen_replaced_index(jobs)  # the write failed because the folder went away
                 else:
                     self._set_fault(exc, jobs)
+            self._on_change()
+
+    def _recovered(self) -> None:
+        """A step (or one write of a long step) went through: the fault that stopped it is over."""
+        st = self.state
+        with st.lock:
+            fault, st.fault = st.fault, None
+        if fault is not None:
+            log.info("recovered: %s", fault.message)
+            self._fault_backoff.reset()
             self._on_change()
 
     def _reopen_replaced_index(self, jobs: Jobs) -> None:
