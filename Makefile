@@ -9,7 +9,7 @@ Q ?= How does ragls split a source file into chunks along the syntax tree?
 PYTEST_ARGS ?=
 export PIP_DISABLE_PIP_VERSION_CHECK := 1
 
-.PHONY: all venv venv-gpu run test test-server test-deps test-clients test-neovim test-jetbrains test-vscode \
+.PHONY: all venv venv-gpu run test test-server test-deps test-clients test-clients-at-once test-neovim test-jetbrains test-vscode \
         lint format bench eval soak snapshot clients clean
 
 all: test
@@ -35,11 +35,14 @@ venv-gpu: venv
 run: venv
 	$(BIN)/ragls search "$(WS)" "$(Q)" --status
 
-## make test: every test suite at once (server unit + end-to-end, and each editor client), after
-## their tools are installed one by one (apt-get holds a lock). Each suite's output is printed whole
-## when it ends; every suite runs even when another fails.
-test: test-deps
-	$(MAKE) --no-print-directory -k -j4 --output-sync=target test-server test-neovim test-jetbrains test-vscode
+## make test: every test suite at once: the server's (unit + end-to-end) starts at once, the editor
+## clients' once their tools are installed, one client after another (apt-get holds a lock). Each
+## suite's output is printed whole when it ends; every suite runs even when another fails.
+test: venv
+	$(MAKE) --no-print-directory -k -j4 --output-sync=target test-server test-clients-at-once
+
+test-clients-at-once: test-deps
+	$(MAKE) --no-print-directory -k -j3 --output-sync=target test-neovim test-jetbrains test-vscode
 
 test-deps: venv
 	$(MAKE) -C clients/neovim deps VENV=$(abspath $(VENV))

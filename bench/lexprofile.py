@@ -73,7 +73,7 @@ def run(root: Path, use_tracemalloc: bool, top: int) -> None:
 
         tracemalloc.start(1)
     from ragls.config import Settings
-    from ragls.indexer import Indexer
+    from ragls.index.worker import Indexer
 
     idx = Indexer(root, Settings())
     t0 = time.monotonic()

@@ -31,7 +31,7 @@ from pathlib import Path
 from ragls.config import Settings
 from ragls.evaluation.golden import GoldenQuery, load_golden
 from ragls.evaluation.metrics import Hit, mrr_at_k, recall_at_k
-from ragls.indexer import Indexer
+from ragls.index.worker import Indexer
 from ragls.protocol import ChunkOut, RetrieveResultOut
 from ragls.query.answer import answer, fuse
 
@@ -64,9 +64,9 @@ def rank_ties(parts: list[RetrieveResultOut]) -> list[ChunkOut]:
 def open_index(root: Path, settings: Settings) -> Indexer:
     idx = Indexer(root, settings)
     idx.start()
-    idx.ready.wait()
-    if idx.fatal:
-        raise RuntimeError(idx.fatal)
+    idx.handle.ready.wait()
+    if idx.handle.fatal:
+        raise RuntimeError(idx.handle.fatal)
     while idx.busy():
         time.sleep(0.2)
     return idx

@@ -77,7 +77,7 @@ def test_burst_of_1000_changes_is_coalesced(tmp_path: Path) -> None:
     settings = Settings.model_validate({"cacheDir": str(tmp_path / "cache"), "indexing": {"debounceMs": 300}})
     idx = Indexer(ws, settings)
     idx.start()
-    assert idx.ready.wait(60)
+    assert idx.handle.ready.wait(60)
     deadline = time.monotonic() + 60
     while idx.busy() and time.monotonic() < deadline:
         time.sleep(0.05)
@@ -85,7 +85,7 @@ def test_burst_of_1000_changes_is_coalesced(tmp_path: Path) -> None:
     watcher.start()
     time.sleep(0.5)
     try:
-        jobs_before = idx.change_jobs
+        jobs_before = idx.state.change_jobs
         for i in range(1000):  # what a `git checkout` touching 1,000 files looks like
             (ws / "src" / f"gen_{i}.py").write_text(f"def generated_{i}(x):\n    return x + {i}\n")
         deadline = time.monotonic() + 120
@@ -94,7 +94,7 @@ def test_burst_of_1000_changes_is_coalesced(tmp_path: Path) -> None:
             if len(idx.indexed_paths()) == 1001 and not idx.busy():
                 break
         assert len(idx.indexed_paths()) == 1001
-        jobs = idx.change_jobs - jobs_before
+        jobs = idx.state.change_jobs - jobs_before
         assert jobs <= 5, jobs  # a handful of coalesced batches, not 1,000 re-indexes
     finally:
         watcher.stop()

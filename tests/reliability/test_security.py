@@ -89,7 +89,7 @@ def test_logs_carry_no_file_contents_or_keys(tmp_path: Path, capfd: pytest.Captu
     logging.basicConfig(level=logging.INFO, force=True)
     idx = Indexer(ws, Settings.model_validate({"cacheDir": str(tmp_path / "c")}))
     idx.start()
-    idx.ready.wait(60)
+    idx.handle.ready.wait(60)
     import time
 
     deadline = time.monotonic() + 120

@@ -195,7 +195,7 @@ def test_answer_lifts_the_file_an_earlier_change_described(tmp_path: Path) -> No
     idx.start()
     try:
         until(lambda: idx.snapshot().state == "ready", 120)
-        idx.git_history.build()
+        idx.handle.git_history.build()
         rs = settings.retrieval
 
         def first(retrieval: RetrievalSettings, intent: str) -> str:

@@ -478,13 +478,13 @@ def test_indexer_embeds_over_http_and_sends_no_secrets(fake: FakeProviders, tmp_
     idx = Indexer(ws, s)
     idx.start()
     try:
-        assert idx.ready.wait(20) and idx.fatal is None
+        assert idx.handle.ready.wait(20) and idx.handle.fatal is None
         deadline = time.monotonic() + 20
         while idx.busy() and time.monotonic() < deadline:
             time.sleep(0.05)
         snap = idx.snapshot()
         assert snap.state == "ready" and snap.files_indexed == 2 and snap.chunks >= 2
-        assert idx.embedder is not None and idx.embedder.model_id == "ollama:tiny"
+        assert idx.handle.embedder is not None and idx.handle.embedder.model_id == "ollama:tiny"
     finally:
         idx.stop()
     sent = json.dumps([r.body for r in fake.requests(OLLAMA)])

@@ -31,8 +31,8 @@ def test_a_content_skip_is_not_read_again_until_the_file_changes(tmp_path: Path)
     settings = Settings.model_validate({"cacheDir": str(tmp_path / "cache")})
 
     idx = _run(ws, settings)
-    assert idx.skipped_paths.get("bundle.js") == "minified" and "good.py" in idx.records
-    assert idx.known_skips["bundle.js"].reason == "minified"
+    assert idx.state.skipped_paths.get("bundle.js") == "minified" and "good.py" in idx.state.records
+    assert idx.state.known_skips["bundle.js"].reason == "minified"
     assert idx.stop(timeout=30)
 
     # New content of the same size with the old mtime: the scan's test (size, mtime) sees no
@@ -44,8 +44,8 @@ def test_a_content_skip_is_not_read_again_until_the_file_changes(tmp_path: Path)
     assert bundle.stat().st_size == st.st_size
     os.utime(bundle, ns=(st.st_atime_ns, st.st_mtime_ns))
     idx = _run(ws, settings)
-    assert idx.skipped_paths.get("bundle.js") == "minified", idx.skipped_paths
-    assert "bundle.js" not in idx.records
+    assert idx.state.skipped_paths.get("bundle.js") == "minified", idx.state.skipped_paths
+    assert "bundle.js" not in idx.state.records
     assert idx.snapshot().skipped_by_reason.get("minified") == 1
     assert idx.stop(timeout=30)
 
@@ -53,9 +53,9 @@ def test_a_content_skip_is_not_read_again_until_the_file_changes(tmp_path: Path)
     os.utime(bundle, ns=(st.st_atime_ns, st.st_mtime_ns + 1_000_000_000))
     idx = _run(ws, settings)
     try:
-        assert "bundle.js" in idx.records and "bundle.js" not in idx.skipped_paths
-        assert "bundle.js" not in idx.known_skips and idx.manifest is not None
-        assert idx.manifest.skipped(_SKIP_RULES) == {}
+        assert "bundle.js" in idx.state.records and "bundle.js" not in idx.state.skipped_paths
+        assert "bundle.js" not in idx.state.known_skips and idx.handle.manifest is not None
+        assert idx.handle.manifest.skipped(_SKIP_RULES) == {}
     finally:
         assert idx.stop(timeout=30)
 
@@ -70,8 +70,8 @@ def test_a_deleted_skipped_file_is_forgotten(tmp_path: Path) -> None:
     (ws / "bundle.js").unlink()
     idx = _run(ws, settings)
     try:
-        assert "bundle.js" not in idx.skipped_paths and idx.known_skips == {}
-        assert idx.manifest is not None and idx.manifest.skipped(_SKIP_RULES) == {}
+        assert "bundle.js" not in idx.state.skipped_paths and idx.state.known_skips == {}
+        assert idx.handle.manifest is not None and idx.handle.manifest.skipped(_SKIP_RULES) == {}
     finally:
         assert idx.stop(timeout=30)
 

@@ -46,7 +46,7 @@ def _workspace(root: Path, n: int) -> None:
 
 
 def _lexical(idx: Indexer, timeout: float = 120) -> None:
-    assert idx.ready.wait(60)
+    assert idx.handle.ready.wait(60)
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         st = idx.snapshot()
@@ -58,16 +58,16 @@ def _lexical(idx: Indexer, timeout: float = 120) -> None:
 
 def _index(ws: Path, cache: Path, workers: int, min_files: int) -> tuple[dict[str, list[str]], dict[str, int], int]:
     idx = Indexer(ws, Settings.model_validate({"cacheDir": str(cache)}), workers=workers)
-    idx.pool_min_files = min_files
+    idx.lexical.pool_min_files = min_files
     idx.start()
     try:
         _lexical(idx)
-        assert idx.pooled_passes == (1 if workers > 1 else 0)
-        with idx._lock:
-            ids = {p: list(r.chunk_ids) for p, r in idx.records.items()}
+        assert idx.state.pooled_passes == (1 if workers > 1 else 0)
+        with idx.state.lock:
+            ids = {p: list(r.chunk_ids) for p, r in idx.state.records.items()}
         skipped = dict(idx.snapshot().skipped_by_reason)
-        assert idx.store is not None
-        stored = idx.store.count()
+        assert idx.handle.store is not None
+        stored = idx.handle.store.count()
         return ids, skipped, stored
     finally:
         idx.stop(timeout=30)
@@ -88,11 +88,11 @@ def test_pool_workers_are_gone_after_the_pass(tmp_path: Path) -> None:
     ws = tmp_path / "ws"
     _workspace(ws, 20)
     idx = Indexer(ws, Settings.model_validate({"cacheDir": str(tmp_path / "c")}), workers=2)
-    idx.pool_min_files = 1
+    idx.lexical.pool_min_files = 1
     idx.start()
     try:
         _lexical(idx)
-        assert idx.pooled_passes == 1
+        assert idx.state.pooled_passes == 1
         deadline = time.monotonic() + 20
         while multiprocessing.active_children() and time.monotonic() < deadline:
             time.sleep(0.1)
@@ -141,11 +141,11 @@ def test_clean_restart_mid_backfill_embeds_nothing_twice(tmp_path: Path) -> None
     try:
         _lexical(first)
         deadline = time.monotonic() + 60
-        while first.embeds < 8 and first.busy() and time.monotonic() < deadline:
+        while first.state.embeds < 8 and first.busy() and time.monotonic() < deadline:
             time.sleep(0.02)
     finally:
         assert first.stop(timeout=60)
-    embedded_before = first.embeds
+    embedded_before = first.state.embeds
     total = first.snapshot().chunks
     assert embedded_before > 0
     second = Indexer(ws, settings, workers=1)
@@ -157,8 +157,8 @@ def test_clean_restart_mid_backfill_embeds_nothing_twice(tmp_path: Path) -> None
             time.sleep(0.05)
         st = second.snapshot()
         assert st.state == "ready" and st.chunks == total and st.dense.done == st.dense.total
-        assert second.embeds == total - embedded_before  # each chunk embedded exactly once
-        assert second.store is not None and second.store.count() == total
+        assert second.state.embeds == total - embedded_before  # each chunk embedded exactly once
+        assert second.handle.store is not None and second.handle.store.count() == total
     finally:
         second.stop(timeout=30)
 
@@ -228,11 +228,11 @@ def test_a_pass_below_the_threshold_flushes_once_the_index_is_complete(tmp_path:
 
 def _restart(ws: Path, settings: Settings, discovery_bytes: int) -> tuple[Indexer, dict[str, list[str]]]:
     idx = Indexer(ws, settings, workers=2)
-    idx.discovery_worker_bytes = discovery_bytes
+    idx.lexical.discovery_worker_bytes = discovery_bytes
     idx.start()
     _lexical(idx)
-    with idx._lock:
-        return idx, {p: list(r.chunk_ids) for p, r in idx.records.items()}
+    with idx.state.lock:
+        return idx, {p: list(r.chunk_ids) for p, r in idx.state.records.items()}
 
 
 def test_a_large_folder_is_walked_by_a_worker_on_restart(tmp_path: Path) -> None:
@@ -247,7 +247,7 @@ def test_a_large_folder_is_walked_by_a_worker_on_restart(tmp_path: Path) -> None
     assert previous_manifest_bytes(ws, settings) == 0  # never indexed here
     first, before = _restart(ws, settings, discovery_bytes=10**12)
     first.stop(timeout=30)
-    assert first.worker_discoveries == 0 and previous_manifest_bytes(ws, settings) > 0
+    assert first.state.worker_discoveries == 0 and previous_manifest_bytes(ws, settings) > 0
     # While the server is down: one file changes, one goes, one arrives.
     (ws / "pkg1" / "mod_1.py").write_text(PY.format(i=1) + "\n\ndef added_while_down():\n    return 1\n")
     (ws / "pkg2" / "mod_2.py").unlink()
@@ -256,8 +256,8 @@ def test_a_large_folder_is_walked_by_a_worker_on_restart(tmp_path: Path) -> None
     for name, threshold in (("worker", 1), ("thread", 10**12)):
         idx, walked[name] = _restart(ws, settings, threshold)
         try:
-            assert idx.worker_discoveries == (1 if name == "worker" else 0)
-            assert idx.pooled_passes == 0  # three files: the pass ran in the indexer thread
+            assert idx.state.worker_discoveries == (1 if name == "worker" else 0)
+            assert idx.state.pooled_passes == 0  # three files: the pass ran in the indexer thread
             deadline = time.monotonic() + 20
             while multiprocessing.active_children() and time.monotonic() < deadline:
                 time.sleep(0.1)

@@ -106,33 +106,33 @@ def test_the_indexer_caches_name_vectors_and_queries_use_them(tmp_path: Path) ->
     idx.start()
     try:
         until(lambda: idx.snapshot().state == "ready", 120)
-        assert idx.store is not None and idx.cache is not None and idx.embedder is not None
-        stored = idx.store.retrieve(sorted(idx.records["text_utils.py"].chunk_ids))
-        assert len(stored) >= 2 and idx.embeds_names >= len(stored)
+        assert idx.handle.store is not None and idx.handle.cache is not None and idx.handle.embedder is not None
+        stored = idx.handle.store.retrieve(sorted(idx.state.records["text_utils.py"].chunk_ids))
+        assert len(stored) >= 2 and idx.state.embeds_names >= len(stored)
         keys = [NAME_KEY + h.payload["text_hash"] for h in stored]
-        assert set(idx.cache.get_many(keys)) == set(keys)
+        assert set(idx.handle.cache.get_many(keys)) == set(keys)
 
-        hits_before = (idx.cache.hits, idx.cache.misses)
-        vecs = name_vectors(stored, idx.cache)
-        assert vecs is not None and vecs.shape == (len(stored), idx.embedder.dimension)
-        assert (idx.cache.hits, idx.cache.misses) == hits_before  # the status's hit rate is the indexer's
+        hits_before = (idx.handle.cache.hits, idx.handle.cache.misses)
+        vecs = name_vectors(stored, idx.handle.cache)
+        assert vecs is not None and vecs.shape == (len(stored), idx.handle.embedder.dimension)
+        assert (idx.handle.cache.hits, idx.handle.cache.misses) == hits_before  # the status's hit rate is the indexer's
         # The cached name vector is the head of the chunk's own forward pass: not its whole
         # vector, and the same as pooling that head again now (not bit for bit: the int8 graph
         # quantizes activations per call, so a batch's other rows move it slightly).
         p = stored[0].payload
         text = embedding_text(p["path"], p.get("symbol"), p.get("signature"), p["text"])
-        whole, head = idx.embedder.embed_with_names([text], [name_text(p.get("symbol"), p["text"])])  # type: ignore[attr-defined]
+        whole, head = idx.handle.embedder.embed_with_names([text], [name_text(p.get("symbol"), p["text"])])  # type: ignore[attr-defined]
         assert float(head[0] @ vecs[0]) > 0.98
         assert float(whole[0] @ head[0]) < 0.99
         # A hit whose name vector is not cached (its chunk still waits for the dense pass) is
         # not embedded while the query waits: the fused ranking answers as it is.
         other = StoredHit("x", 0.1, {"symbol": "zq_unseen", "text": "def zq_unseen(): pass", "text_hash": "zq"})
-        assert name_vectors([*stored, other], idx.cache) is None
+        assert name_vectors([*stored, other], idx.handle.cache) is None
         mixed = [stored[1], other, stored[0]]
-        assert rerank_hits(mixed, vecs[0], idx.cache, 10, 0.25, 5) == mixed
-        assert NAME_KEY + "zq" not in idx.cache.get_many([NAME_KEY + "zq"], count=False)
+        assert rerank_hits(mixed, vecs[0], idx.handle.cache, 10, 0.25, 5) == mixed
+        assert NAME_KEY + "zq" not in idx.handle.cache.get_many([NAME_KEY + "zq"], count=False)
         # With every name vector there, the first hits are ranked again.
-        assert rerank_hits(stored[::-1], vecs[0], idx.cache, 10, 0.25, 5)[0].id == stored[0].id
+        assert rerank_hits(stored[::-1], vecs[0], idx.handle.cache, 10, 0.25, 5)[0].id == stored[0].id
 
         res = answer(idx.handle, settings.retrieval, ws, "how many words does a text have", 5, 4000)
         assert res.error is None and res.chunks[0].symbol == "count_words"
@@ -157,10 +157,10 @@ def test_a_rebuild_embeds_name_vectors_a_cache_from_before_lacks(tmp_path: Path)
         idx.start()
         try:
             until(lambda: idx.snapshot().state == "ready", 120)
-            assert idx.store is not None and idx.cache is not None
-            stored = idx.store.retrieve(sorted(idx.records["text_utils.py"].chunk_ids))
+            assert idx.handle.store is not None and idx.handle.cache is not None
+            stored = idx.handle.store.retrieve(sorted(idx.state.records["text_utils.py"].chunk_ids))
             keys = [NAME_KEY + h.payload["text_hash"] for h in stored]
-            return sorted(set(keys) - set(idx.cache.get_many(keys, count=False)))
+            return sorted(set(keys) - set(idx.handle.cache.get_many(keys, count=False)))
         finally:
             assert idx.stop(timeout=30)
 

@@ -52,17 +52,17 @@ def _run_until(idx: Indexer, target: str, act) -> tuple[int, int]:  # type: igno
     """Start, `act` once the first batch is stored, then poll: (files still waiting when the
     target was indexed, files in the pass)."""
     idx.start()
-    assert idx.ready.wait(60)
+    assert idx.handle.ready.wait(60)
     deadline = time.monotonic() + 120
     acted = False
     total = 0
     while time.monotonic() < deadline:
-        if not acted and idx.batches >= 1:
+        if not acted and idx.state.batches >= 1:
             total = idx.snapshot().lexical.total
             act()
             acted = True
-        if acted and target in idx.records:
-            return len(idx.pending), total
+        if acted and target in idx.state.records:
+            return len(idx.state.pending), total
         time.sleep(0.002)
     raise AssertionError(f"{target} never indexed: {idx.snapshot()}")
 
@@ -93,7 +93,7 @@ def test_a_name_asked_mid_pass_sends_its_file_ahead(tmp_path: Path) -> None:
         assert waiting > N_FILES // 2, (waiting, total)
         assert idx.seeker.searches == 1
         idx.seek(["zq_rare_target"])  # sought once per pass
-        assert idx.store is not None and idx.store.by_symbol(["zq_rare_target"], 5)
+        assert idx.handle.store is not None and idx.handle.store.by_symbol(["zq_rare_target"], 5)
     finally:
         idx.stop(timeout=30)
     assert target.exists()

@@ -547,9 +547,9 @@ def test_migrated_index_is_used_without_reindexing(tmp_path: Path, monkeypatch: 
     idx = _run_indexer(fixture, remote_settings, stop=False)
     try:
         snap = idx.snapshot()
-        assert idx.store is not None and idx.store.kind == "remote"
-        assert snap.state == "ready" and snap.chunks == chunks and snap.embedded == 0 and idx.batches == 0
-        assert idx.store.count() == chunks
+        assert idx.handle.store is not None and idx.handle.store.kind == "remote"
+        assert snap.state == "ready" and snap.chunks == chunks and snap.embedded == 0 and idx.state.batches == 0
+        assert idx.handle.store.count() == chunks
     finally:
         idx.stop()
 
@@ -606,7 +606,7 @@ class HashEmbedder:
 def _run_indexer(root: Path, settings: Settings, stop: bool = True) -> Indexer:
     idx = Indexer(root, settings, embedder=HashEmbedder())
     idx.start()
-    assert idx.ready.wait(20) and idx.fatal is None, idx.fatal
+    assert idx.handle.ready.wait(20) and idx.handle.fatal is None, idx.handle.fatal
     deadline = time.monotonic() + 60
     while idx.busy() and time.monotonic() < deadline:
         time.sleep(0.05)
@@ -633,7 +633,7 @@ def test_indexer_vacuums_the_edge_store_once_an_edit_is_indexed(tmp_path: Path) 
     s = load_settings(ws, ("test", {"cacheDir": str(tmp_path / "cache"), "indexing": {"watch": False}}))
     idx = _run_indexer(ws, s, stop=False)
     try:
-        store = idx.store
+        store = idx.handle.store
         assert isinstance(store, EdgeStore)
         before = store.count()
         assert before >= 100, before
@@ -662,10 +662,10 @@ def test_indexer_runs_on_the_remote_backend(tmp_path: Path) -> None:
     idx = _run_indexer(fixture, s, stop=False)
     try:
         snap = idx.snapshot()
-        assert idx.store is not None and idx.store.kind == "remote"
-        assert snap.state == "ready" and snap.files_failed == 0 and snap.chunks == idx.store.count() > 0
-        assert all(d for _, d in idx.store.all_ids().values())
-        res = retrieve(idx.store, idx.embedder, s.retrieval, "Invoice compute_total", 3, 4000, None, None)
+        assert idx.handle.store is not None and idx.handle.store.kind == "remote"
+        assert snap.state == "ready" and snap.files_failed == 0 and snap.chunks == idx.handle.store.count() > 0
+        assert all(d for _, d in idx.handle.store.all_ids().values())
+        res = retrieve(idx.handle.store, idx.handle.embedder, s.retrieval, "Invoice compute_total", 3, 4000, None, None)
         assert res.hits and res.hits[0].path == "billing/invoice.py"
         # migrate writes the manifest where the indexer looks for it.
         assert remote_manifest_path(fixture, s, "hash", DIM).is_file()

@@ -41,8 +41,8 @@ def test_a_warm_index_answers_while_the_model_loads(tmp_path: Path) -> None:
     with embedding._local_lock:
         idx = Indexer(ws, settings)
         idx.start()
-        assert idx.ready.wait(60)
-        assert idx.embedder is None
+        assert idx.handle.ready.wait(60)
+        assert idx.handle.embedder is None
         res = answer(idx.handle, settings.retrieval, ws, "zq_lonely_function", 5, 4000)
         assert res.error is None
         assert [c.symbol for c in res.chunks] == ["zq_lonely_function"]
@@ -52,7 +52,7 @@ def test_a_warm_index_answers_while_the_model_loads(tmp_path: Path) -> None:
         assert (st.state, st.phase, st.lexical.done, st.lexical.total) == ("indexing", "dense", 1, 1)
         assert idx.busy()
     try:
-        until(lambda: idx.embedder is not None, 60)
+        until(lambda: idx.handle.embedder is not None, 60)
         until(lambda: idx.snapshot().state == "ready")
         res = answer(idx.handle, settings.retrieval, ws, "pad a line to a width", 5, 4000)
         assert not res.warnings
@@ -76,7 +76,7 @@ def test_a_model_that_does_not_load_leaves_lexical_search(tmp_path: Path, monkey
     idx = Indexer(ws, settings)
     idx.start()
     try:
-        until(lambda: idx.model_error is not None, 60)
+        until(lambda: idx.handle.model_error is not None, 60)
         res = answer(idx.handle, settings.retrieval, ws, "zq_lonely_function", 5, 4000)
         assert res.error is None and [c.symbol for c in res.chunks] == ["zq_lonely_function"]
         assert any("could not be loaded" in w for w in res.warnings or [])

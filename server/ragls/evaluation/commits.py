@@ -33,7 +33,7 @@ from ragls.config import Settings
 from ragls.evaluation.bm25 import BM25Index, function_documents, windows
 from ragls.evaluation.runner import idle_index
 from ragls.git_history import message_text
-from ragls.indexer import Indexer
+from ragls.index.worker import Indexer
 from ragls.languages import is_code, language_of
 from ragls.query.retrieval import is_test_path, retrieve, tuning_for
 
@@ -173,11 +173,11 @@ def _mean(rows: list[tuple[float, float]]) -> dict[str, float]:
 
 def _ragls_files(idx: Indexer, text: str, history: git_history.FileHistory | None, change: bool) -> list[str]:
     """As answer.answer asks it for the intent (the eval passes the history itself)."""
-    assert idx.store is not None
+    assert idx.handle.store is not None
     tuning = tuning_for("change" if change else "question")
     hits = retrieve(
-        idx.store,
-        idx.embedder,
+        idx.handle.store,
+        idx.handle.embedder,
         idx.settings.retrieval,
         text,
         HITS,
@@ -185,7 +185,7 @@ def _ragls_files(idx: Indexer, text: str, history: git_history.FileHistory | Non
         None,
         None,
         tuning=tuning,
-        names=idx.cache,
+        names=idx.handle.cache,
         history=history,
         files=idx.indexed_paths,
     ).hits
@@ -213,7 +213,7 @@ def run_repo(repo: Repo, mirrors: Path, settings: Settings, work: Path, quiet: b
             print(f"  [{repo.name}] {number}/{len(asked)} {q.sha[:10]}", file=sys.stderr, flush=True)
         idx = idle_index(tree, settings)
         try:
-            assert idx.store is not None
+            assert idx.handle.store is not None
             rs = settings.retrieval
             paths = sorted(idx.indexed_paths())
             # The history a workspace at the parent commit has (the checkout itself has no .git).

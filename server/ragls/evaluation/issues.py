@@ -279,8 +279,8 @@ def run_repo(
             print(f"  [{repo.name}] {number}/{len(kept)} #{q.issue}", file=sys.stderr, flush=True)
         idx = idle_index(tree, settings)
         try:
-            if idx.store is None:
-                result.dropped.append(f"{q.id}: index failed: {idx.fatal}")
+            if idx.handle.store is None:
+                result.dropped.append(f"{q.id}: index failed: {idx.handle.fatal}")
                 continue
             rs = settings.retrieval
             paths = sorted(idx.indexed_paths())

@@ -14,7 +14,7 @@ from ragls.config import RetrievalSettings, Settings
 from ragls.evaluation.bm25 import BM25Index, Document, function_documents, windows
 from ragls.evaluation.golden import GoldenSet, load_golden
 from ragls.evaluation.metrics import QueryMetrics, aggregate, evaluate_query
-from ragls.indexer import Indexer
+from ragls.index.worker import Indexer
 from ragls.languages import language_of
 from ragls.query.retrieval import DEFAULT_TUNING, query_symbols, retrieve
 
@@ -109,7 +109,7 @@ def idle_index(root: Path, settings: Settings) -> Indexer:
     repository tasks index a checkout per question this way)."""
     idx = Indexer(root, settings)
     idx.start()
-    idx.ready.wait()
+    idx.handle.ready.wait()
     _wait(idx, root.name, quiet=True)
     return idx
 
@@ -154,10 +154,10 @@ def lookup_set(gs: GoldenSet) -> GoldenSet:
 
 
 def _chunk_documents(idx: Indexer) -> list[Document]:
-    assert idx.store is not None
-    ids = [i for r in idx.records.values() for i in r.chunk_ids]
+    assert idx.handle.store is not None
+    ids = [i for r in idx.state.records.values() for i in r.chunk_ids]
     docs = []
-    for h in idx.store.retrieve(ids):
+    for h in idx.handle.store.retrieve(ids):
         p = h.payload
         docs.append(Document(h.id, p["path"], int(p["start_line"]), int(p["end_line"]), p.get("text", "")))
     return docs
@@ -198,18 +198,18 @@ def run_golden(
     t0 = time.monotonic()
     idx = Indexer(root, settings)
     idx.start()
-    idx.ready.wait()
-    if idx.fatal:
+    idx.handle.ready.wait()
+    if idx.handle.fatal:
         idx.stop()
-        raise RuntimeError(idx.fatal)
+        raise RuntimeError(idx.handle.fatal)
     _wait(idx, gs.name, quiet)
     index_seconds = time.monotonic() - t0
     rows: dict[str, dict[str, float]] = {}
     lines_of = FileLines(root)
     asked = asked_hits(settings)
     try:
-        assert idx.store is not None
-        store, emb, names = idx.store, idx.embedder, idx.cache
+        assert idx.handle.store is not None
+        store, emb, names = idx.handle.store, idx.handle.embedder, idx.handle.cache
         variants = VARIANTS if ablations else {k: v for k, v in VARIANTS.items() if k in CORE}
         for label, change in variants.items():
             rs = RetrievalSettings.model_validate({**settings.retrieval.model_dump(), **change.get("settings", {})})

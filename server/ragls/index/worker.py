@@ -45,55 +45,7 @@ _POOL_MAX_WORKERS = 8
 _SWITCH_INTERVAL_S = 0.001  # while the indexer works
 
 
-class _Views:
-    """Read-only views of the parts under the names they had on the one-class indexer, for
-    callers written before the split (ragls.evaluation, bench/, tests). New code reads
-    `indexer.handle` (the resources; what queries use) and `indexer.state`."""
-
-    handle: IndexHandle
-    state: IndexState
-    lexical: LexicalPass
-
-    store = property(lambda self: self.handle.store)
-    manifest = property(lambda self: self.handle.manifest)
-    cache = property(lambda self: self.handle.cache)
-    embedder = property(lambda self: self.handle.embedder)
-    ready = property(lambda self: self.handle.ready)
-    fatal = property(lambda self: self.handle.fatal)
-    model_error = property(lambda self: self.handle.model_error)
-    breaker = property(lambda self: self.handle.breaker)
-    git_history = property(lambda self: self.handle.git_history)
-    _lock = property(lambda self: self.state.lock)
-    records = property(lambda self: self.state.records)
-    pending = property(lambda self: self.state.pending)
-    skipped_paths = property(lambda self: self.state.skipped_paths)
-    known_skips = property(lambda self: self.state.known_skips)
-    runs = property(lambda self: self.state.runs)
-    batches = property(lambda self: self.state.batches)
-    change_jobs = property(lambda self: self.state.change_jobs)
-    embeds = property(lambda self: self.state.embeds)
-    embeds_names = property(lambda self: self.state.embeds_names)
-    pooled_passes = property(lambda self: self.state.pooled_passes)
-    worker_discoveries = property(lambda self: self.state.worker_discoveries)
-
-    @property
-    def pool_min_files(self) -> int:
-        return self.lexical.pool_min_files
-
-    @pool_min_files.setter
-    def pool_min_files(self, n: int) -> None:
-        self.lexical.pool_min_files = n
-
-    @property
-    def discovery_worker_bytes(self) -> int:
-        return self.lexical.discovery_worker_bytes
-
-    @discovery_worker_bytes.setter
-    def discovery_worker_bytes(self, n: int) -> None:
-        self.lexical.discovery_worker_bytes = n
-
-
-class Indexer(_Views):
+class Indexer:
     def __init__(
         self,
         root: Path,
