@@ -41,8 +41,10 @@ run: venv
 test: venv
 	$(MAKE) --no-print-directory -k -j4 --output-sync=target test-server test-clients-at-once
 
+# The clients at a slightly lower priority: the server suite is the longest, and the clients' suites
+# mostly wait on their editors.
 test-clients-at-once: test-deps
-	$(MAKE) --no-print-directory -k -j3 --output-sync=target test-neovim test-jetbrains test-vscode
+	nice -n 3 $(MAKE) --no-print-directory -k -j3 --output-sync=target test-neovim test-jetbrains test-vscode
 
 test-deps: venv
 	$(MAKE) -C clients/neovim deps VENV=$(abspath $(VENV))

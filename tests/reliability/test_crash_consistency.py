@@ -16,7 +16,7 @@ import pytest
 
 from tests.reliability.conftest import generated_workspace, ragls_cmd, run_cli, write_module
 
-KILLS = int(os.environ.get("RAGLS_KILL_LOOPS", "10"))  # make soak: 200
+KILLS = int(os.environ.get("RAGLS_KILL_LOOPS", "6"))  # make soak: 200
 BATCH = 16  # the embedder's default batch: at most one batch in flight is lost per kill
 
 

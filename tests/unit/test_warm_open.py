@@ -76,13 +76,15 @@ def test_a_model_that_does_not_load_leaves_lexical_search(tmp_path: Path, monkey
     idx = Indexer(ws, settings)
     idx.start()
     try:
+        # The loader thread records the model error, then the worker's next dense step turns it
+        # into a fault with its error entry: wait for both, in that order.
         until(lambda: idx.handle.model_error is not None, 60)
+        until(lambda: any("cannot load the embedding model" in e.message for e in idx.snapshot().errors), 60)
         res = answer(idx.handle, settings.retrieval, ws, "zq_lonely_function", 5, 4000)
         assert res.error is None and [c.symbol for c in res.chunks] == ["zq_lonely_function"]
         assert any("could not be loaded" in w for w in res.warnings or [])
         st = idx.snapshot()
         assert st.lexical.done == 1 and st.dense.done == 0
-        assert any("cannot load the embedding model" in e.message for e in st.errors)
         # The dense pass tries again and says so (a fault retried with backoff), not a crash.
         until(lambda: idx.snapshot().phase == "waiting", 60)
         message = idx.snapshot().message or ""
