@@ -52,9 +52,10 @@ test-deps: venv
 	$(MAKE) -C clients/vscode deps
 
 ## make test-server [TEST_WORKERS=n] [PYTEST_ARGS=...]: the server suite in n pytest-xdist workers.
-## Its tests mostly wait on real servers, so more workers than cores pays (4 on 2 cores: 385 s vs
-## 702 s in one process). One test at a time per worker, the slow-marked ones first (tests/conftest.py).
-TEST_WORKERS ?= 4
+## Its tests mostly wait on real servers, so more workers than cores pays (alone on 2 cores: 4 workers
+## 385 s, one process 702 s; beside the clients, 6 workers keep both cores busier than 4). One test
+## at a time per worker, the slow-marked ones first (tests/conftest.py).
+TEST_WORKERS ?= 6
 test-server: venv
 	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist load --maxschedchunk 1 $(PYTEST_ARGS)
 
