@@ -9,7 +9,7 @@ Q ?= How does ragls split a source file into chunks along the syntax tree?
 PYTEST_ARGS ?=
 export PIP_DISABLE_PIP_VERSION_CHECK := 1
 
-.PHONY: all venv venv-gpu run test test-server test-deps test-clients test-clients-at-once test-neovim test-jetbrains test-vscode \
+.PHONY: all venv venv-gpu run test test-server test-deps client-tools test-clients test-clients-at-once test-neovim test-jetbrains test-vscode \
         lint format bench eval soak snapshot clients clean
 
 all: test
@@ -35,10 +35,12 @@ venv-gpu: venv
 run: venv
 	$(BIN)/ragls search "$(WS)" "$(Q)" --status
 
-## make test: every test suite at once: the server's (unit + end-to-end) starts at once, the editor
-## clients' once their tools are installed, one client after another (apt-get holds a lock). Each
-## suite's output is printed whole when it ends; every suite runs even when another fails.
-test: venv
+## make test: every test suite at once: the server's (unit + end-to-end) as soon as the venv is
+## made, the editor clients' once their tools are in. The clients' tools that do not need the venv
+## (JDK, npm packages, Chromium, the VS Code bundle) are installed while it is made; apt-get holds a
+## lock, so the tools go in one after another. Each suite's output is printed whole when it ends;
+## every suite runs even when another fails.
+test:
 	$(MAKE) --no-print-directory -k -j4 --output-sync=target test-server test-clients-at-once
 
 # The clients at a slightly lower priority: the server suite is the longest, and the clients' suites
@@ -46,16 +48,18 @@ test: venv
 test-clients-at-once: test-deps
 	nice -n 3 $(MAKE) --no-print-directory -k -j3 --output-sync=target test-neovim test-jetbrains test-vscode
 
-test-deps: venv
-	$(MAKE) -C clients/neovim deps VENV=$(abspath $(VENV))
+client-tools:
 	$(MAKE) -C clients/jetbrains deps
-	$(MAKE) -C clients/vscode deps
+	$(MAKE) -C clients/vscode deps build out/.tests-built
+
+test-deps: venv client-tools
+	$(MAKE) -C clients/neovim deps VENV=$(abspath $(VENV))
 
 ## make test-server [TEST_WORKERS=n] [PYTEST_ARGS=...]: the server suite in n pytest-xdist workers.
 ## Its tests mostly wait on real servers, so more workers than cores pays (alone on 2 cores: 4 workers
-## 385 s, one process 702 s; beside the clients, 6 workers keep both cores busier than 4). One test
-## at a time per worker, the slow-marked ones first (tests/conftest.py).
-TEST_WORKERS ?= 6
+## 385 s, one process 702 s; beside the clients 4 workers 560 s, 6 workers 665 s). One test at a time
+## per worker, the slow-marked ones first (tests/conftest.py).
+TEST_WORKERS ?= 4
 test-server: venv
 	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist load --maxschedchunk 1 $(PYTEST_ARGS)
 

@@ -76,15 +76,18 @@ def test_a_model_that_does_not_load_leaves_lexical_search(tmp_path: Path, monkey
     idx = Indexer(ws, settings)
     idx.start()
     try:
-        # The loader thread records the model error, then the worker's next dense step turns it
-        # into a fault with its error entry: wait for both, in that order.
-        until(lambda: idx.handle.model_error is not None, 60)
-        until(lambda: any("cannot load the embedding model" in e.message for e in idx.snapshot().errors), 60)
+        # The model's loader thread and the lexical pass run side by side, and the worker turns
+        # the load error into a fault only at its next dense step: wait for the three.
+        def settled() -> bool:
+            st = idx.snapshot()
+            failed = any("cannot load the embedding model" in e.message for e in st.errors)
+            return idx.handle.model_error is not None and st.lexical.done == 1 and failed
+
+        until(settled, 60)
         res = answer(idx.handle, settings.retrieval, ws, "zq_lonely_function", 5, 4000)
         assert res.error is None and [c.symbol for c in res.chunks] == ["zq_lonely_function"]
         assert any("could not be loaded" in w for w in res.warnings or [])
-        st = idx.snapshot()
-        assert st.lexical.done == 1 and st.dense.done == 0
+        assert idx.snapshot().dense.done == 0
         # The dense pass tries again and says so (a fault retried with backoff), not a crash.
         until(lambda: idx.snapshot().phase == "waiting", 60)
         message = idx.snapshot().message or ""
