@@ -67,6 +67,17 @@ async def _answers(s: Session) -> list[list[tuple[str, int]]]:
     return out
 
 
+def _same_answers(got: list[list[tuple[str, int]]], cold: list[list[tuple[str, int]]]) -> None:
+    """The snapshot's int8 vectors are within 0.9999 cosine of the cold ones (checked below), not
+    equal: a near-tie deeper in a list can swap, and RRF fusion then moves it a rank or two. So:
+    the same first hit for every question, and nearly the same top 8."""
+    for q, a, b in zip(QUERIES, got, cold, strict=True):
+        assert a[:1] == b[:1], (q, a, b)
+        assert len(set(a) & set(b)) >= len(b) - 2, (q, a, b)
+    shared = sum(len(set(a) & set(b)) for a, b in zip(got, cold, strict=True))
+    assert shared >= 0.9 * sum(len(b) for b in cold), (got, cold)
+
+
 async def test_a_fresh_cache_takes_every_vector_from_the_snapshot(
     start: Starter, exported: tuple[Path, Path, Path], fresh_cache: Path, tmp_path: Path
 ) -> None:
@@ -80,7 +91,7 @@ async def test_a_fresh_cache_takes_every_vector_from_the_snapshot(
     st = await s.wait_ready()
     assert st["embedded"] == 0, "a chunk was embedded although the snapshot held its vector"
     assert st["snapshot"]["state"] == "imported" and st["snapshot"]["reused"] == st["chunks"] == cold_status["chunks"]
-    assert await _answers(s) == cold_answers
+    _same_answers(await _answers(s), cold_answers)
 
     # The vectors themselves: int8 in the file, within 1e-4 cosine of the cold ones.
     snap = read(snap_file)
