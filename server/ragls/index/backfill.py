@@ -115,9 +115,11 @@ class Backfill:
                 log.info("embedding provider is back; dense indexing resumes")
             st.embeds += len(texts)
             log.debug("embedded %d chunks", len(texts))
-            self._store(part, list(vecs), cache=True)
+            # Name vectors first: once _store marks a file dense the status may say `ready`, and
+            # a query then looks the file's name vectors up.
             if name_vecs is not None:
                 self._cache_names(part, name_vecs)
+            self._store(part, list(vecs), cache=True)
             memory.trim()  # this call's buffers (ONNX Runtime, numpy, the store's) are freed now
             if self._interrupted():
                 return  # let queued changes go first; the backfill resumes after
