@@ -32,7 +32,7 @@ class Backfill:
         handle: IndexHandle,
         interrupted: Callable[[], bool],
         on_change: Callable[[], None],
-        on_recovered: Callable[[], None] = lambda: None,
+        on_recovered: Callable[[], None],
     ) -> None:
         self.state = state
         self.handle = handle
