@@ -64,28 +64,30 @@ async def test_index_status_honest_counts(start: Starter) -> None:
     assert st["lastIndexedAt"] and st["errors"] == []
 
 
-@pytest.mark.parametrize(
-    ("query", "path", "symbol"),
-    [
-        ("calculate the invoice total including tax", "billing/invoice.py", "Invoice.compute_total"),
-        ("great-circle distance between two coordinates on the globe", "services/geo/distance.go", "HaversineKm"),
-        ("token bucket that limits how many requests are allowed per second", "services/RateLimiter.java", None),
-        ("how do I undo a bad release in production", "docs/deployment.md", None),
-        ("fixed size queue that overwrites the oldest element", "native/ring_buffer.rs", None),
-    ],
-)
-async def test_retrieve_by_description(start: Starter, query: str, path: str, symbol: str | None) -> None:
+# (query, the file of the first hit, its symbol or None): one per language family of the fixture.
+DESCRIPTIONS = [
+    ("calculate the invoice total including tax", "billing/invoice.py", "Invoice.compute_total"),
+    ("great-circle distance between two coordinates on the globe", "services/geo/distance.go", "HaversineKm"),
+    ("token bucket that limits how many requests are allowed per second", "services/RateLimiter.java", None),
+    ("how do I undo a bad release in production", "docs/deployment.md", None),
+    ("fixed size queue that overwrites the oldest element", "native/ring_buffer.rs", None),
+]
+
+
+async def test_retrieve_by_description(start: Starter) -> None:
+    """Each description finds its code first; one server answers them all (they only read)."""
     s = await start()
     await s.wait_ready()
-    res = await s.retrieve(query, topK=3)
-    top = res["chunks"][0]
-    assert top["path"] == path, [c["path"] for c in res["chunks"]]
-    if symbol:
-        assert top["symbol"] == symbol
-    assert top["uri"] == (s.root / path).as_uri()
-    assert (top["folder"], top["folderUri"]) == (s.root.name, s.root.as_uri())  # a workspace of one folder
-    assert top["range"]["start"]["line"] < top["range"]["end"]["line"]
-    assert res["tookMs"] > 0
+    for query, path, symbol in DESCRIPTIONS:
+        res = await s.retrieve(query, topK=3)
+        top = res["chunks"][0]
+        assert top["path"] == path, (query, [c["path"] for c in res["chunks"]])
+        if symbol:
+            assert top["symbol"] == symbol, query
+        assert top["uri"] == (s.root / path).as_uri()
+        assert (top["folder"], top["folderUri"]) == (s.root.name, s.root.as_uri())  # a workspace of one folder
+        assert top["range"]["start"]["line"] < top["range"]["end"]["line"]
+        assert res["tookMs"] > 0
 
 
 async def test_context_format_budget_and_chunk_fields(start: Starter) -> None:
@@ -209,25 +211,27 @@ async def test_filters_by_path_and_language(start: Starter) -> None:
     assert res["chunks"] and all(c["language"] == "go" for c in res["chunks"])
 
 
-@pytest.mark.parametrize(
-    ("params", "needle"),
-    [
-        ({"query": "x", "topK": 0}, "topK"),
-        ({"query": "x", "maxChars": -1}, "maxChars"),
-        ({"topK": 3}, "query"),
-        ({"query": 42}, "query"),
-        ({"query": "   "}, "query"),
-        ({"query": "x", "paths": ["../outside/**"]}, "paths"),
-        ({"query": "x", "paths": "src/**"}, "paths"),
-    ],
-)
-async def test_invalid_params_are_rejected(start: Starter, params: dict, needle: str) -> None:
+INVALID_PARAMS = [
+    ({"query": "x", "topK": 0}, "topK"),
+    ({"query": "x", "maxChars": -1}, "maxChars"),
+    ({"topK": 3}, "query"),
+    ({"query": 42}, "query"),
+    ({"query": "   "}, "query"),
+    ({"query": "x", "paths": ["../outside/**"]}, "paths"),
+    ({"query": "x", "paths": "src/**"}, "paths"),
+]
+
+
+async def test_invalid_params_are_rejected(start: Starter) -> None:
+    """Each bad request is answered with invalid params naming the field; the same server goes
+    on answering after every one of them."""
     s = await start()
-    with pytest.raises(JsonRpcException) as info:
-        await s.request("rag/retrieve", params)
-    assert info.value.code == -32602
-    assert needle in info.value.message
-    assert (await s.status())["version"]  # still up
+    for params, needle in INVALID_PARAMS:
+        with pytest.raises(JsonRpcException) as info:
+            await s.request("rag/retrieve", params)
+        assert info.value.code == -32602, params
+        assert needle in info.value.message, (params, info.value.message)
+        assert (await s.status())["version"]  # still up
 
 
 async def test_open_buffer_is_searchable_before_save(start: Starter, workspace: Path) -> None:

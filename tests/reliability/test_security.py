@@ -67,12 +67,12 @@ async def test_no_secret_or_outside_content_is_ever_returned(
     assert b"ghp_A1b2C3d4" not in blob and b"AKIAIOSFODNN7EXAMPLE" not in blob and b"hunter2hunter2" not in blob
 
 
-@pytest.mark.parametrize("glob", ["../**", "../../etc/passwd", "/etc/**", "C:\\\\Windows\\\\**", "src/../../x"])
-async def test_path_globs_cannot_escape(start: Starter, glob: str) -> None:
+async def test_path_globs_cannot_escape(start: Starter) -> None:
     s = await start()
-    with pytest.raises(JsonRpcException) as info:
-        await s.retrieve("anything", paths=[glob])
-    assert info.value.code == -32602
+    for glob in ["../**", "../../etc/passwd", "/etc/**", "C:\\\\Windows\\\\**", "src/../../x"]:
+        with pytest.raises(JsonRpcException) as info:
+            await s.retrieve("anything", paths=[glob])
+        assert info.value.code == -32602, glob
 
 
 def test_logs_carry_no_file_contents_or_keys(tmp_path: Path, capfd: pytest.CaptureFixture[str]) -> None:

@@ -45,12 +45,19 @@ class LocalOnnxEmbedder:
         # The packaged tokenizer pads and truncates at 128; code needs more context.
         self._tok.enable_truncation(max_length=settings.max_tokens)
         self._tok.no_padding()
-        threads = settings.threads or (os.cpu_count() or 1)
+        self._threads = settings.threads or (os.cpu_count() or 1)
         self.device, self.device_warning = "cpu", ""
         self._budget = _TOKEN_BUDGET
-        self._docs = self._cuda_session(threads) if settings.device == "cuda" else None
-        if self._docs is None:
-            self._docs = self._session(threads)
+        # The documents' session on the CPU is made on first use: a warm start whose chunks all
+        # have cached vectors never embeds a document, and each session costs ~0.2 s of CPU to
+        # optimise the graph and its own copy of the weights. CUDA is tried now, since the status
+        # reports where documents are embedded (and the fallback's warning) from the start.
+        self._docs: ort.InferenceSession | None = None
+        self._docs_lock = threading.Lock()
+        if settings.device == "cuda":
+            self._docs = self._cuda_session(self._threads)
+            if self._docs is None:
+                self._docs = self._session(self._threads)
         if self.device_warning:
             log.warning("%s", self.device_warning)
         # Queries get their own single-threaded session so that a chat request never
@@ -101,6 +108,13 @@ class LocalOnnxEmbedder:
             str(MODEL_DIR / "model.onnx"), opts, providers=providers or ["CPUExecutionProvider"]
         )
 
+    def _documents(self) -> ort.InferenceSession:
+        if self._docs is None:
+            with self._docs_lock:
+                if self._docs is None:
+                    self._docs = self._session(self._threads)
+        return self._docs
+
     def _run(self, session: ort.InferenceSession, texts: list[str]) -> np.ndarray:
         return self._infer(session, self._tok.encode_batch(texts))
 
@@ -150,7 +164,7 @@ class LocalOnnxEmbedder:
         encs = self._tok.encode_batch(texts)
         out = np.zeros((len(texts), self.dimension), dtype=np.float32)
         for group in self._plan([len(e.ids) for e in encs]):
-            out[group] = self._infer(self._docs, [encs[k] for k in group])
+            out[group] = self._infer(self._documents(), [encs[k] for k in group])
         return out
 
     def embed_query(self, text: str) -> np.ndarray:
@@ -167,7 +181,7 @@ class LocalOnnxEmbedder:
             return empty, empty
         encs = self._tok.encode_batch(texts)
         heads = [min(len(e.ids) - 1, len(t.ids)) for e, t in zip(self._tok.encode_batch(names), encs, strict=True)]
-        hidden, mask = self._hidden(self._docs, encs)
+        hidden, mask = self._hidden(self._documents(), encs)
         head_mask = np.zeros_like(mask)
         for i, n in enumerate(heads):
             head_mask[i, : max(n, 1)] = 1
