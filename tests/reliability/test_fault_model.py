@@ -176,7 +176,8 @@ async def test_locked_manifest_is_retried_not_lost(start: Starter, workspace: Pa
 async def test_settings_change_mid_index_reopens_the_same_slot(
     start: Starter, tmp_path: Path, fresh_cache: Path
 ) -> None:
-    ws = generated_workspace(tmp_path / "thousand", files=1000, functions=1)
+    # Enough files that the change lands while the lexical pass is still going (it waits for 50).
+    ws = generated_workspace(tmp_path / "many", files=500, functions=1)
     s = await start(root=ws, env={"RAGLS_CACHE_DIR": str(fresh_cache)})
     await wait_status(s, lambda st: st["lexical"]["done"] >= 50, 120, "the lexical pass under way")
     s.client.workspace_did_change_configuration(
@@ -185,7 +186,7 @@ async def test_settings_change_mid_index_reopens_the_same_slot(
     t0 = time.monotonic()
     st = await s.wait_ready(300)
     figure("settings change mid-index", ready_after_change_s=time.monotonic() - t0)
-    assert st["filesTotal"] == 1000 and st["filesFailed"] == 0
+    assert st["filesTotal"] == 500 and st["filesFailed"] == 0
     assert "in use by another" not in (st["message"] or "")
     assert not alt_slots(fresh_cache), alt_slots(fresh_cache)
     await s.close()
