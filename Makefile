@@ -66,7 +66,7 @@ test-deps: venv client-tools
 
 ## make test-server [TEST_WORKERS=n] [PYTEST_ARGS=...]: the server suite in n pytest-xdist workers.
 ## Its tests mostly wait on real servers, so more workers than cores pays (alone on 2 cores: 4 workers
-## 385 s, one process 702 s; beside the clients 4 workers 560 s, 6 workers 665 s). One test at a time
+## 385 s, one process 702 s; beside the clients 4 workers 540 s, 6 workers 665 s). One test at a time
 ## per worker, the slow-marked ones first (tests/conftest.py).
 TEST_WORKERS ?= 4
 test-server: venv
