@@ -9,6 +9,10 @@ pydantic model and answers from its `LocalIndex` in a pool of 8 threads, so one 
 requests are answered concurrently. A client process's `OwnerProxy` is an `IndexApi` whose
 `call` sends the request and reads the answer back into the method's result model.
 
+The protocol class lives in owner_protocol.py and is imported on a process's first connection:
+pygls and the lsprotocol types it loads cost ~0.6 s of CPU, which a `ragls search` that serves a
+socket nobody connects to never pays.
+
 Both ends run on one event loop per process, in the thread `ragls-owner-rpc`, whatever the front
 end (the LSP's loop, the MCP SDK's, none in the CLI). The socket is 0600 in a 0700 folder and
 each end refuses a peer of another uid (owner.trusted_peer).
@@ -26,20 +30,19 @@ import socket
 import threading
 from collections.abc import Callable, Coroutine
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from pydantic import BaseModel
-from pygls.exceptions import JsonRpcException, JsonRpcInternalError, JsonRpcInvalidParams
-from pygls.protocol import JsonRPCNotification, JsonRPCProtocol, JsonRPCRequestMessage, JsonRPCResponseMessage
 
-from ragls import stdio
 from ragls.api import LOCAL, METHODS, IndexApi, InvalidParams, Method, parse_params
 from ragls.foreground import FOREGROUND
 from ragls.owner import trusted_peer
 
+if TYPE_CHECKING:
+    from ragls.owner_protocol import OwnerProtocol
+
 log = logging.getLogger(__name__)
 
-INVALID_REQUEST = -32600
 INVALID_PARAMS = -32602
 
 _READ_LIMIT = 1 << 20  # the stream buffer at which reading pauses (the framer reads in chunks)
@@ -67,33 +70,13 @@ class RemoteError(RuntimeError):
 _loop: asyncio.AbstractEventLoop | None = None
 _loop_thread: threading.Thread | None = None
 _loop_lock = threading.Lock()
-_converter: Any = None
 
 
 def rpc_loop() -> asyncio.AbstractEventLoop:
     """The loop of the `ragls-owner-rpc` thread, started on first use."""
-    global _loop, _loop_thread, _converter
+    global _loop, _loop_thread
     with _loop_lock:
         if _loop is None:
-            from pygls.protocol import default_converter
-
-            # pygls logs every message it sends at INFO, and every error answer with a traceback:
-            # ragls logs its own failures (and `ragls mcp` logs INFO to stderr).
-            logging.getLogger("pygls").setLevel(logging.WARNING)
-            logging.getLogger("pygls.protocol.json_rpc").setLevel(logging.CRITICAL)
-            _converter = default_converter()
-            # Params and results stay JSON (dicts): pydantic reads them, not cattrs.
-            _converter.register_structure_hook(
-                JsonRPCRequestMessage,
-                lambda o, cls: cls(id=o["id"], method=o["method"], jsonrpc=o["jsonrpc"], params=o.get("params")),
-            )
-            _converter.register_structure_hook(
-                JsonRPCNotification,
-                lambda o, cls: cls(method=o["method"], jsonrpc=o["jsonrpc"], params=o.get("params")),
-            )
-            _converter.register_structure_hook(
-                JsonRPCResponseMessage, lambda o, cls: cls(id=o["id"], jsonrpc=o["jsonrpc"], result=o.get("result"))
-            )
             loop = asyncio.new_event_loop()
             _loop_thread = threading.Thread(target=loop.run_forever, name="ragls-owner-rpc", daemon=True)
             _loop_thread.start()
@@ -111,59 +94,6 @@ def _on_loop(coro: Coroutine[Any, Any, T], timeout: float) -> T:
     except concurrent.futures.TimeoutError:
         fut.cancel()
         raise TimeoutError(f"no answer within {timeout:.0f}s") from None
-
-
-class _Host:
-    """What pygls's protocol asks of its server: every handler here is a coroutine, so no pool."""
-
-    thread_pool = None
-
-    def _report_server_error(self, error: Exception, source: Any) -> None:
-        log.debug("owner socket: %s (%s)", error, getattr(source, "__name__", source))
-
-
-class OwnerProtocol(stdio.ErrorAnswers, JsonRPCProtocol):
-    """pygls's JSON-RPC protocol, answering what it would drop: a request that cannot be read
-    gets an error with its id (never a client waiting forever), a message that is no JSON-RPC
-    object an `invalid request`, unreadable JSON and framing faults a parse error."""
-
-    def __init__(self) -> None:
-        rpc_loop()  # the converter
-        super().__init__(_Host(), _converter)  # type: ignore[arg-type]
-
-    def _serialize_message(self, data: Any) -> Any:
-        # Params and results are JSON already (model_dump): no cattrs walk through them.
-        if isinstance(data, JsonRPCResponseMessage):
-            return {"jsonrpc": data.jsonrpc, "id": data.id, "result": data.result}
-        if isinstance(data, JsonRPCRequestMessage):
-            return {"jsonrpc": data.jsonrpc, "id": data.id, "method": data.method, "params": data.params}
-        return super()._serialize_message(data)
-
-    def structure_message(self, data: dict[str, Any]) -> Any:
-        try:
-            return super().structure_message(data)
-        except (JsonRpcException, KeyError, TypeError) as exc:
-            if "id" not in data:
-                raise
-            self.send_error(data["id"], INVALID_REQUEST, f"malformed message: {exc or type(exc).__name__}")
-            return stdio.Dropped()
-
-    def handle_message(self, message: Any) -> None:
-        if isinstance(message, stdio.Dropped):
-            return
-        if getattr(message, "jsonrpc", None) != "2.0":  # valid JSON, but no JSON-RPC 2.0 object: `[1, 2]`
-            rid = message.get("id") if isinstance(message, dict) else getattr(message, "id", None)
-            self.send_error(rid if isinstance(rid, int | str) else None, INVALID_REQUEST, "not a JSON-RPC 2.0 message")
-            return
-        super().handle_message(message)
-
-    def read_error(self, error: Exception) -> None:
-        if not self.unreadable(error):
-            log.warning("owner socket: could not handle a message: %s", error)
-
-
-async def _read(reader: asyncio.StreamReader, protocol: OwnerProtocol) -> None:
-    await stdio.run(threading.Event(), stdio.LoopReader(reader), protocol, protocol.framing_error, protocol.read_error)
 
 
 # -- the owner's end ---------------------------------------------------------------------------
@@ -230,13 +160,15 @@ class OwnerServer:
         if (task := asyncio.current_task()) is not None:
             self._serving.add(task)
             task.add_done_callback(self._serving.discard)
+        from ragls.owner_protocol import OwnerProtocol, read  # pygls: on the first connection
+
         protocol = OwnerProtocol()
         protocol.set_writer(writer)  # type: ignore[arg-type]
         for method in METHODS.values():
             protocol.fm.feature(method.name)(self._handler(method, cid))
         self._conns.add(writer)
         try:
-            await _read(reader, protocol)
+            await read(reader, protocol)
             # The client may have half-closed after its last request: answer what it sent.
             inflight = [f for f in protocol._request_futures.values() if isinstance(f, asyncio.Future)]
             if inflight and not self._closing:
@@ -257,6 +189,8 @@ class OwnerServer:
                 with FOREGROUND.request():
                     return self._answer(method, params, cid)
             return self._answer(method, params, cid)
+
+        from pygls.exceptions import JsonRpcInternalError, JsonRpcInvalidParams
 
         async def handle(raw: Any) -> Any:
             try:
@@ -284,7 +218,9 @@ class OwnerProxy(IndexApi):
         self._gone = False  # touched on the rpc loop only
         self.closed = False
         self._ids = itertools.count(1)
-        self._protocol = OwnerProtocol()
+        from ragls.owner_protocol import OwnerProtocol
+
+        self._protocol: OwnerProtocol = OwnerProtocol()
         self._writer: asyncio.StreamWriter | None = None
         self._reading: asyncio.Task[None] | None = None
         try:
@@ -302,8 +238,10 @@ class OwnerProxy(IndexApi):
         self._reading = asyncio.get_running_loop().create_task(self._read(reader))
 
     async def _read(self, reader: asyncio.StreamReader) -> None:
+        from ragls.owner_protocol import read
+
         try:
-            await _read(reader, self._protocol)
+            await read(reader, self._protocol)
         finally:
             self._lost()
 
@@ -345,6 +283,8 @@ class OwnerProxy(IndexApi):
         """The owner's answer as the method's result model. Raises OwnerGone (the connection
         ended), TimeoutError, InvalidParams (the owner refused the params) or RemoteError.
         `source` is this connection, whatever is passed."""
+        from pygls.exceptions import JsonRpcException  # loaded with the connection's protocol
+
         timeout = method.timeout if timeout is None else timeout
         if self.closed:
             raise OwnerGone("the owner connection is closed")
