@@ -14,6 +14,8 @@ and pytest already do)."""
 from __future__ import annotations
 
 import os
+import threading
+import time
 import uuid
 from array import array
 from collections.abc import Sequence
@@ -158,12 +160,27 @@ def prepare_batch(root: str, jobs: list[FileJob], indexing: IndexingSettings, ma
 
 
 def init_worker(nice: int) -> None:
-    """Pool worker start: the same niceness as the indexer thread (the editor comes first)."""
+    """Pool worker start: the same niceness as the indexer thread (the editor comes first), and
+    an end with the process that started it."""
     if nice and hasattr(os, "nice"):
         try:
             os.nice(nice)
         except OSError:
             pass
+    _exit_with_parent(os.getppid())
+
+
+def _exit_with_parent(parent: int, every: float = 0.5) -> None:
+    """A server that ends without closing its pool (an editor's SIGTERM, a crash) must leave no
+    workers behind. Idle workers never notice by themselves: each holds both ends of the task
+    queue, so it never sees the queue close. Checked by tests/unit/test_prepare_workers.py."""
+
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(every)
+        os._exit(0)
+
+    threading.Thread(target=watch, name="ragls-exit-with-parent", daemon=True).start()
 
 
 class PreparePool:
