@@ -283,6 +283,42 @@ def test_idf_makes_rare_terms_count_more(shard: EdgeStore) -> None:
 # -- the golden-set runner, end to end on the fixture -------------------------------------
 
 
+def test_long_change_descriptions_demote_tests_whatever_words_they_use(tmp_path: Path) -> None:
+    store = EdgeStore(tmp_path / "shard", 8)
+    store.upsert(
+        [
+            _point(1, "def retry(upload): backoff then send the upload again", _unit(0, 1), "src/upload.py"),
+            _point(
+                2,
+                "def test_retry_upload(): upload fails, retry with backoff, expected upload sent again",
+                _unit(0, 1),
+                "tests/test_upload.py",
+            ),
+        ]
+    )
+    report = (
+        "Upload is not sent again after a failure\n\n"
+        "My test: the first upload fails and retry with backoff never sends it again.\n"
+        "Expected: the upload is sent again.\nActual: nothing happens.\n"
+    )
+    settings = RetrievalSettings()
+
+    def order(query: str, intent: str) -> list[str]:
+        res = retrieve(store, None, settings, query, 5, 0, None, None, tuning=tuning_for(intent))
+        return [h.path for h in res.hits]
+
+    try:
+        # The report's words match the test best; a question may well be asking for it.
+        assert order(report, "question") == ["tests/test_upload.py", "src/upload.py"]
+        # As a change to make, "test" in the report asks for no test: the code comes first.
+        assert order(report, "change") == ["src/upload.py", "tests/test_upload.py"]
+        # A one-line change that asks for tests still gets them at full rank.
+        short = "test retry upload fails backoff expected sent again"
+        assert order(short, "change") == ["tests/test_upload.py", "src/upload.py"]
+    finally:
+        store.close()
+
+
 def test_golden_runner_scores_the_fixture(tmp_path: Path) -> None:
     from ragls.evaluation.runner import run_golden
 
