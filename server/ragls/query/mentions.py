@@ -1,6 +1,5 @@
 """What a long query (a bug report, an issue, a change description) says about places in the code,
-as a developer reads it: the files its stack traces and text name, and the definitions its
-frames and code spans name.
+as a developer reads it: the files its stack traces and text name, and whether it is long at all.
 
 A bug report is a page of prose, logs, stack traces and code. The dense model reads only its
 first 256 tokens and BM25 weighs every word of it alike; but a traceback frame or a path in the
@@ -28,13 +27,6 @@ _PATH = re.compile(
 _JVM_FRAME = re.compile(r"\bat\s+((?:[\w$]+\.)+)([\w$<>]+)\(([\w$]+\.(?:java|kt|scala|groovy)):?(\d+)?\)")
 # Python frames: `File "/x/site-packages/pkg/mod.py", line 12, in parse`.
 _PY_FRAME = re.compile(r'File "([^"]+)", line (\d+), in ([\w<>.]+)')
-# Definitions named by frames in the other languages (`at parse (src/x.ts:1:2)`, `pkg.(*T).Do(...)`,
-# Rust `at src/lib.rs:12` lines follow `N: crate::module::function`).
-_JS_FRAME = re.compile(r"\bat\s+(?:async\s+)?([\w$.<>]+)\s+\(")
-_RUST_FRAME = re.compile(r"^\s*\d+:\s+(?:<[^>]+>::)?((?:[\w]+::)+[\w]+)", re.MULTILINE)
-_GO_FRAME = re.compile(r"^\s*((?:[\w.-]+/)*[\w.-]+)\.(?:\(\*?[\w]+\)\.)?([\w]+)\(", re.MULTILINE)
-_CODE_SPAN = re.compile(r"`([^`\n]{2,80})`")
-_IDENT = re.compile(r"[A-Za-z_$][\w$]*")
 
 # Frames inside the language's own runtime or a package manager's folders name no file of the
 # project (their suffix could still match a vendored copy: they are kept, last).
@@ -87,35 +79,6 @@ def path_mentions(text: str) -> list[Mention]:
     return list(seen.values())
 
 
-def symbol_mentions(text: str) -> list[str]:
-    """Definition names the text's frames and code spans name (lowercased, most specific last
-    part), in order of first appearance."""
-    names: dict[str, None] = {}
-
-    def add(name: str) -> None:
-        name = name.strip("$.<>")
-        if len(name) >= 3 and not name.startswith("<"):
-            names.setdefault(name.lower(), None)
-
-    for m in _PY_FRAME.finditer(text):
-        add(m.group(3))
-    for m in _JVM_FRAME.finditer(text):
-        cls = m.group(1).rstrip(".").split(".")[-1].split("$")[0]
-        add(f"{cls}.{m.group(2)}" if m.group(2) not in ("<init>", "<clinit>") else cls)
-    for m in _JS_FRAME.finditer(text):
-        add(m.group(1).split(".")[-1])
-    for m in _RUST_FRAME.finditer(text):
-        add(m.group(1).split("::")[-1])
-    for m in _GO_FRAME.finditer(text):
-        add(m.group(2))
-    for m in _CODE_SPAN.finditer(text):
-        span = m.group(1).strip()
-        call = re.fullmatch(r"([\w$.:#]+)\s*\(.*\)?", span)
-        if call or re.fullmatch(r"[\w$]+(?:(?:\.|::|#)[\w$]+)+", span):
-            add(re.split(r"\.|::|#", (call.group(1) if call else span))[-1])
-    return list(names)
-
-
 def mentioned_files(text: str, files: Iterable[str], limit: int = 10) -> list[str]:
     """The index's files (workspace-relative) that the text's path mentions name, best first:
     a mention matches the files whose path ends with it (its last components), the longest
@@ -161,14 +124,3 @@ def mentioned_files(text: str, files: Iterable[str], limit: int = 10) -> list[st
 def is_long(query: str) -> bool:
     """A report rather than a question: several lines, or long."""
     return query.count("\n") >= 3 or len(query) > 400
-
-
-def title(query: str, limit: int = 300) -> str:
-    """The first line (an issue's title, a commit's subject), cut at `limit` characters."""
-    first = query.strip().split("\n", 1)[0].strip()
-    return first[:limit]
-
-
-def identifiers(text: str) -> list[str]:
-    """Every identifier-shaped token, once, in order (for lexical weighting of long queries)."""
-    return list(dict.fromkeys(_IDENT.findall(text)))
