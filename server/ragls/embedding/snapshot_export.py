@@ -34,7 +34,8 @@ def workspace_hashes(root: Path, settings: Settings) -> list[str]:
         prepared = prepare_file(
             str(root), FileJob(f.rel, f.language, None, None), settings.indexing, settings.max_file_bytes
         )
-        hashes.extend(c.payload["text_hash"] for c in prepared.chunks)
+        # A file the indexer skips (generated, minified, binary, too large) has no chunks.
+        hashes.extend(c.text_hash for c in prepared.chunks or ())
     return hashes
 
 
