@@ -19,9 +19,9 @@ SERVER = textwrap.dedent(
     from ragls.prepare import PreparePool
 
     if __name__ == "__main__":
-        pool = PreparePool(2, 0)
+        pool = PreparePool(1, 0)  # one worker shows it: each holds both ends of the queue
         executor = pool._executor()
-        pids = {executor.submit(os.getpid).result() for _ in range(8)}
+        pids = {executor.submit(os.getpid).result() for _ in range(2)}
         print(" ".join(map(str, sorted(pids))), flush=True)
         os.kill(os.getpid(), getattr(signal, sys.argv[1]))  # no pool.close(): ended from outside
     """
