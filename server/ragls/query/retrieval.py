@@ -9,15 +9,12 @@ embedding-cache lookup. Each choice is measured in docs/history/evaluation-log.m
 from __future__ import annotations
 
 import re
-import threading
 import time
 from collections.abc import Callable, Iterable
-from concurrent.futures import Future
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Protocol, TypeVar
 
-import numpy as np
 import pathspec
 
 from ragls import lexical, name_rerank
@@ -31,6 +28,7 @@ from ragls.languages import is_code
 from ragls.protocol import ChunkOut, Position, Range, RetrieveResultOut
 from ragls.query.context import ContextChunk, format_context
 from ragls.query.mentions import is_long, mentioned_files, path_mentions
+from ragls.query.query_embedding import shared_query_embedding
 from ragls.store import SearchRequest, Store, StoredHit
 
 _DOTTED = re.compile(r"[A-Za-z_$][\w$]*(?:(?:\.|::|#)[A-Za-z_$][\w$]*)+")
@@ -190,42 +188,6 @@ CHANGE_TUNING = replace(
 def tuning_for(intent: str) -> Tuning:
     """The tuning of a request's intent (RetrieveParams.intent)."""
     return CHANGE_TUNING if intent == "change" else DEFAULT_TUNING
-
-
-class _SharedQueryEmbedding:
-    """A multi-root request searches every folder's index at once, each through its (usually
-    shared) bundled model: the first thread embeds the query, the others wait for its vector
-    instead of embedding the same text again. Nothing is kept once the vector is handed out."""
-
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._running: dict[tuple[str, int, str], Future[np.ndarray]] = {}
-
-    def embed(self, embedder: Embedder, text: str) -> np.ndarray:
-        if embedder.provider != "local":  # an HTTP model name does not say which server answers
-            return embedder.embed_query(text)
-        key = (embedder.model_id, embedder.dimension, text)
-        with self._lock:
-            running = self._running.get(key)
-            if running is None:
-                mine: Future[np.ndarray] = Future()
-                self._running[key] = mine
-        if running is not None:
-            return running.result()
-        try:
-            vector = embedder.embed_query(text)
-        except BaseException as exc:
-            mine.set_exception(exc)
-            raise
-        else:
-            mine.set_result(vector)
-            return vector
-        finally:
-            with self._lock:
-                self._running.pop(key, None)
-
-
-_query_embedding = _SharedQueryEmbedding()
 
 
 def compile_globs(globs: list[str]) -> pathspec.PathSpec:
@@ -510,7 +472,7 @@ def retrieve(
     use_dense = embedder is not None and dense_available and settings.mode != "lexical"
     dense = None
     if use_dense and embedder is not None:
-        dense = _query_embedding.embed(embedder, split_humps(query) if tuning.split_query_humps else query)
+        dense = shared_query_embedding.embed(embedder, split_humps(query) if tuning.split_query_humps else query)
     sparse = lexical.query_vector(query) if settings.mode != "dense" else ([], [])
     symbols: list[str] = []
     if settings.symbol_boost:
