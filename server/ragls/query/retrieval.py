@@ -343,16 +343,18 @@ def demote(
     history_penalty: float = 1.0,
     meta_penalty: float = 1.0,
     non_code_penalty: float = 1.0,
+    exemptions: bool = True,
 ) -> list[Hit]:
     """Scale the fused score of hits in test files by `test_penalty` unless the query is about
     tests, of declarative chunks (classes, headers, declarations) by `declaration_penalty`
     unless the query names a kind of declaration, of release history files by
     `history_penalty` unless the query is about releases, of repository process files by
     `meta_penalty` unless the query is about them, and of files in no programming language
-    by `non_code_penalty`. Stable: equal scores keep the engine's order."""
+    by `non_code_penalty`. Without `exemptions` the query's words lift none of them. Stable:
+    equal scores keep the engine's order."""
 
     def unless(penalty: float, asked: re.Pattern[str]) -> float:
-        return penalty if penalty < 1.0 and not asked.search(query) else 1.0
+        return penalty if penalty < 1.0 and not (exemptions and asked.search(query)) else 1.0
 
     test = unless(test_penalty, _TEST_QUERY)
     declaration = unless(declaration_penalty, _DECLARATION_QUERY)
@@ -522,13 +524,14 @@ def retrieve(
         )
     long = is_long(query)
     hits = demote(
-        "" if long and not tuning.long_exemptions else query,
+        query,
         hits,
         tuning.long_test_penalty if long and tuning.long_test_penalty is not None else tuning.test_penalty,
         tuning.declaration_penalty,
         tuning.history_penalty,
         tuning.meta_penalty,
         tuning.non_code_penalty,
+        exemptions=not long or tuning.long_exemptions,
     )
     if symbols and tuning.symbol_first:
         hits = symbol_first(hits, symbols)
