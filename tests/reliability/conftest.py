@@ -18,11 +18,20 @@ WORDS = (
 ).split()
 
 
-def write_module(root: Path, rel: str, seed: int, functions: int = 8) -> None:
+def write_module(root: Path, rel: str, seed: int, functions: int = 8, short: bool = False) -> None:
+    """`short`: three-line functions, a chunk each as well, that cost about half as much to
+    embed (fewer tokens) and take as much room in the index (its vectors, the embedding cache)."""
     rng = random.Random(seed)
     parts = []
     for i in range(functions):
         a, b = rng.sample(WORDS, 2)
+        if short:
+            parts.append(
+                f"def {a}_{b}_{seed}_{i}(value):\n"
+                f'    """{a.title()} the {b} for item {seed}-{i}."""\n'
+                f"    return value + {i}\n"
+            )
+            continue
         parts.append(
             f"def {a}_{b}_{seed}_{i}(value, limit=10):\n"
             f'    """{a.title()} the {b} for item {seed}-{i} and return the result."""\n'
@@ -34,9 +43,9 @@ def write_module(root: Path, rel: str, seed: int, functions: int = 8) -> None:
     path.write_text("\n\n".join(parts))
 
 
-def generated_workspace(root: Path, files: int, functions: int = 8) -> Path:
+def generated_workspace(root: Path, files: int, functions: int = 8, short: bool = False) -> Path:
     for n in range(files):
-        write_module(root, f"pkg{n % 5}/mod_{n}.py", n, functions)
+        write_module(root, f"pkg{n % 5}/mod_{n}.py", n, functions, short)
     return root
 
 

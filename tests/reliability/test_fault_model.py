@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import re
 import shutil
 import socket
 import sqlite3
@@ -63,6 +64,12 @@ def check_consistent(root: Path, cache: Path) -> None:
     assert code == 0 and isinstance(report, dict) and report["consistent"], (report, err[-2000:])
 
 
+# The full-disk test's filesystem. It must hold a new shard (8 MB asked, ~7.6 MB used) and the
+# first lexical batch (3x its size plus a 4 MB margin asked: ~6 MB for 64 files of 4 short
+# functions); the index of 150 such files needs ~17 MB, so the dense pass runs out of room early.
+SMALL_DISK = 14 << 20
+
+
 @pytest.fixture
 def tmpfs(tmp_path: Path):  # type: ignore[no-untyped-def]
     if os.geteuid() != 0 or not shutil.which("mount"):
@@ -71,7 +78,7 @@ def tmpfs(tmp_path: Path):  # type: ignore[no-untyped-def]
         pytest.skip("needs root to mount a tmpfs")
     mnt = tmp_path / "small-disk"
     mnt.mkdir()
-    subprocess.run(["mount", "-t", "tmpfs", "-o", "size=20m", "tmpfs", str(mnt)], check=True)
+    subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={SMALL_DISK}", "tmpfs", str(mnt)], check=True)
     try:
         yield mnt
     finally:
@@ -82,10 +89,16 @@ def tmpfs(tmp_path: Path):  # type: ignore[no-untyped-def]
 async def test_full_disk_pauses_indexing_and_resumes_when_space_returns(
     start: Starter, tmp_path: Path, tmpfs: Path
 ) -> None:
-    ws = generated_workspace(tmp_path / "big", files=300, functions=4)
+    ws = generated_workspace(tmp_path / "big", files=150, functions=4, short=True)
     s = await start(root=ws, env={"RAGLS_CACHE_DIR": str(tmpfs)})
     st = await wait_status(s, lambda st: "no space left" in (st["message"] or ""), 240, "the disk-full error state")
     assert st["state"] == "error" and str(tmpfs) in st["message"]
+    # A real full disk, mid-index: the filesystem itself has less free than the refused write
+    # needs (the message rounds to 0.1 MB), and files were still waiting for their vectors.
+    free = shutil.disk_usage(tmpfs).free
+    needed = re.search(r"about ([\d.]+) MB needed", st["message"])
+    assert free < (float(needed.group(1)) + 0.05) * 1e6 if needed else free < 1e6, (free, st["message"])
+    assert st["lexical"]["done"] > 0 and st["dense"]["done"] < st["dense"]["total"] == 150, st
     # Still alive (a mapped write past the free space would have killed it with SIGBUS), idle
     # while it waits, and still answering from what is indexed.
     cpu = cpu_percent(s.pid)
@@ -98,7 +111,11 @@ async def test_full_disk_pauses_indexing_and_resumes_when_space_returns(
     resumed = time.monotonic() - t0
     st = await wait_status(s, lambda st: st["state"] == "ready", 300, "recovery once space returned")
     figure("disk full", cpu_pct=cpu, resume_s=resumed, ready_s=time.monotonic() - t0)
-    assert st["filesFailed"] == 0 and st["filesIndexed"] == st["filesTotal"] == 300
+    assert st["filesFailed"] == 0 and st["filesIndexed"] == st["filesTotal"] == 150
+    # The whole index would not have fitted: without the free-space check, a write would have
+    # found the disk truly full (SIGBUS through a memory map), not merely short of the margin.
+    used = shutil.disk_usage(tmpfs).used
+    assert used > SMALL_DISK, f"the index takes {used} bytes: it fits on the small disk"
     assert not alt_slots(tmpfs)
     await s.close()
     check_consistent(ws, tmpfs)
@@ -176,17 +193,19 @@ async def test_locked_manifest_is_retried_not_lost(start: Starter, workspace: Pa
 async def test_settings_change_mid_index_reopens_the_same_slot(
     start: Starter, tmp_path: Path, fresh_cache: Path
 ) -> None:
-    # Enough files that the change lands while the lexical pass is still going (it waits for 50).
-    ws = generated_workspace(tmp_path / "many", files=500, functions=1)
+    # Enough files that the change lands while the lexical pass is still going (it waits for 50,
+    # and checks that the pass had not ended then).
+    ws = generated_workspace(tmp_path / "many", files=300, functions=1, short=True)
     s = await start(root=ws, env={"RAGLS_CACHE_DIR": str(fresh_cache)})
-    await wait_status(s, lambda st: st["lexical"]["done"] >= 50, 120, "the lexical pass under way")
+    st = await wait_status(s, lambda st: st["lexical"]["done"] >= 50, 120, "the lexical pass under way")
+    assert st["lexical"]["done"] < st["lexical"]["total"] == 300, st
     s.client.workspace_did_change_configuration(
         types.DidChangeConfigurationParams(settings={"ragls": {"indexing": {"maxChunkChars": 2000}}})
     )
     t0 = time.monotonic()
     st = await s.wait_ready(300)
     figure("settings change mid-index", ready_after_change_s=time.monotonic() - t0)
-    assert st["filesTotal"] == 500 and st["filesFailed"] == 0
+    assert st["filesTotal"] == 300 and st["filesFailed"] == 0
     assert "in use by another" not in (st["message"] or "")
     assert not alt_slots(fresh_cache), alt_slots(fresh_cache)
     await s.close()
