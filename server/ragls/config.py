@@ -58,7 +58,7 @@ class EmbedderSettings(_Model):
     threads: int = Field(default=0, ge=0, le=64)
     """ONNX intra-op threads for indexing (0 = all cores); queries use their own single thread"""
     max_tokens: int = Field(default=256, ge=16, le=512)
-    """truncation length of a chunk for the local model"""
+    """truncation length of a chunk for the local model; another value is another model identity (its own index and cache rows: the workspace is embedded again)"""
     timeout_s: float = Field(default=60.0, gt=0)
     """HTTP provider request timeout, seconds"""
     max_concurrency: int = Field(default=2, ge=1, le=32)

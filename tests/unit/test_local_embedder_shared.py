@@ -8,7 +8,8 @@ from concurrent.futures import ThreadPoolExecutor
 import numpy as np
 
 from ragls.config import EmbedderSettings
-from ragls.embedding import make_embedder
+from ragls.embedding import make_embedder, model_identity
+from ragls.embedding.bundled import DEFAULT_MAX_TOKENS, DIMENSION, model_id
 from ragls.embedding.onnx_local import LocalOnnxEmbedder
 
 
@@ -28,3 +29,13 @@ def test_the_shared_model_embeds_concurrent_batches_like_a_private_one() -> None
         got = list(pool.map(shared.embed_documents, batches))
     for batch, vectors in zip(batches, got, strict=True):
         assert np.allclose(vectors, private.embed_documents(batch), atol=1e-5)
+
+
+def test_the_truncation_length_is_part_of_the_model_identity() -> None:
+    # A chunk cut at 128 tokens and the same chunk cut at 256 have different vectors: another
+    # maxTokens must key its own index and cache rows, and the default keeps the id that
+    # existing caches and snapshots were written under.
+    default, short = EmbedderSettings(), EmbedderSettings(max_tokens=128)
+    assert default.max_tokens == DEFAULT_MAX_TOKENS
+    assert model_identity(default) == (model_id(), DIMENSION) == (make_embedder(default).model_id, DIMENSION)
+    assert model_identity(short)[0] == make_embedder(short).model_id != model_id()

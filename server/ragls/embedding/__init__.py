@@ -26,7 +26,7 @@ def local_identity(settings: EmbedderSettings) -> tuple[str, int] | None:
         return None
     from ragls.embedding.bundled import DIMENSION, model_id
 
-    return model_id(), DIMENSION
+    return model_id(settings.max_tokens), DIMENSION
 
 
 def model_identity(settings: EmbedderSettings) -> tuple[str, int]:

@@ -13,5 +13,14 @@ MODEL_NAME = "ragls-code-minilm-l6-v6"
 DIMENSION = 384
 
 
-def model_id() -> str:
-    return f"{MODEL_NAME}-int8"
+# EmbedderSettings.max_tokens's default (a test keeps the two equal): the vectors every existing
+# cache and snapshot holds, so that id keeps no suffix.
+DEFAULT_MAX_TOKENS = 256
+
+
+def model_id(max_tokens: int = DEFAULT_MAX_TOKENS) -> str:
+    """The truncation length is part of what a vector means: a chunk cut at 256 tokens and the
+    same chunk cut at 512 get different vectors, so another `embedder.maxTokens` keys its own
+    index and cache rows instead of mixing with (or reusing) the default's."""
+    suffix = "" if max_tokens == DEFAULT_MAX_TOKENS else f"-t{max_tokens}"
+    return f"{MODEL_NAME}-int8{suffix}"

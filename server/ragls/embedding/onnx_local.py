@@ -38,7 +38,7 @@ class LocalOnnxEmbedder:
     provider = "local"
 
     def __init__(self, settings: EmbedderSettings) -> None:
-        self.model_id = model_id()
+        self.model_id = model_id(settings.max_tokens)
         self.dimension = DIMENSION
         self.batch_size = settings.batch_size
         self._tok = Tokenizer.from_file(str(MODEL_DIR / "tokenizer.json"))
