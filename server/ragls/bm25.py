@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import math
 import re
+import sys
+from array import array
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
@@ -92,9 +94,11 @@ class BM25Index:
         return len(self.documents)
 
     def _build(self) -> None:
-        term_ids: list[int] = []
-        doc_ids: list[int] = []
-        freqs: list[int] = []
+        # Typed arrays, not lists: a large corpus (the source lexicon: millions of postings)
+        # would hold a Python int object per entry while the index is built.
+        term_ids = array("q")
+        doc_ids = array("q")
+        freqs = array("q")
         lengths = np.zeros(len(self.documents), dtype=np.float64)
         vocab = self.vocabulary
         for index, doc in enumerate(self.documents):
@@ -105,11 +109,11 @@ class BM25Index:
                 doc_ids.append(index)
                 freqs.append(freq)
 
-        terms = np.asarray(term_ids, dtype=np.int64)
+        terms = np.frombuffer(term_ids, dtype=np.int64) if term_ids else np.zeros(0, dtype=np.int64)
         # Stable sort keeps each term's postings in document order (deterministic ties).
         order = np.argsort(terms, kind="stable")
-        self._postings = np.asarray(doc_ids, dtype=np.int64)[order]
-        tf = np.asarray(freqs, dtype=np.float64)[order]
+        self._postings = (np.frombuffer(doc_ids, dtype=np.int64) if doc_ids else np.zeros(0, dtype=np.int64))[order]
+        tf = (np.frombuffer(freqs, dtype=np.int64) if freqs else np.zeros(0, dtype=np.int64))[order].astype(np.float64)
         df = np.bincount(terms, minlength=len(vocab))
         self._offsets = np.concatenate(([0], np.cumsum(df)))
 
@@ -118,6 +122,15 @@ class BM25Index:
         idf = np.log1p((n_docs - df + 0.5) / (df + 0.5))
         norm = self.k1 * (1 - self.b + self.b * lengths[self._postings] / avgdl)
         self._weights = np.repeat(idf, df) * tf * (self.k1 + 1) / (tf + norm)
+
+    def compact(self) -> None:
+        """Drop the documents' texts and ids and narrow the postings (int32 ids, float32 weights): a
+        long-lived index over a large workspace holds its postings, not a copy of the code.
+        Scores change in the float32 rounding only."""
+        # Chunks of one file share one path string.
+        self.documents = [d._replace(doc_id="", path=sys.intern(d.path), text="") for d in self.documents]
+        self._postings = self._postings.astype(np.int32)
+        self._weights = self._weights.astype(np.float32)
 
     def _query_terms(self, query: str) -> list[int]:
         # Each distinct query term counts once, as in Lucene's BooleanQuery of term clauses.

@@ -118,3 +118,13 @@ def test_function_documents_one_per_function_and_windows_otherwise() -> None:
         (1, 60),
         (61, 70),
     ]
+
+
+def test_compact_keeps_the_ranking_and_drops_the_texts() -> None:
+    full, compact = BM25Index(DOCS), BM25Index(DOCS)
+    compact.compact()
+    for query in ("parse header line", "socket host port", "header fields mail"):
+        a, b = full.search(query, 4), compact.search(query, 4)
+        assert [(d.path, d.start_line) for d in a] == [(d.path, d.start_line) for d in b]
+        assert [d.score for d in b] == pytest.approx([d.score for d in a], rel=1e-6)
+    assert all(d.text == "" for d in compact.documents)

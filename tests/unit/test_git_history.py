@@ -15,7 +15,7 @@ from ragls.config import RetrievalSettings, Settings
 from ragls.git_history import HistoryTracker, find_repository, load, message_text
 from ragls.index.worker import Indexer
 from ragls.query.answer import answer
-from ragls.query.retrieval import Hit, git_history_boost
+from ragls.query.retrieval import Hit, file_boost
 from tests.gitrepo import commit as _commit
 from tests.gitrepo import git as _git
 from tests.waiting import until
@@ -156,7 +156,7 @@ def _hit(path: str, score: float) -> Hit:
 
 def test_the_boost_is_one_more_rrf_list_over_the_files_already_found() -> None:
     hits = [_hit("a.py", 0.40), _hit("b.py", 0.30), _hit("a.py", 0.20), _hit("c.py", 0.10)]
-    out = git_history_boost(hits, ["c.py", "zz.py", "b.py"], weight=2.0, k=5)
+    out = file_boost(hits, ["c.py", "zz.py", "b.py"], weight=2.0, k=5)
     # c.py (history rank 0) gains 1 / (1/2 + 4), b.py (rank 2) 1 / (3/2 + 4); zz.py is not a
     # hit and a.py not in the history: b.py 0.48 passes a.py 0.40, c.py 0.32 passes a.py 0.20.
     assert [(h.path, round(h.score, 3)) for h in out] == [
@@ -165,7 +165,7 @@ def test_the_boost_is_one_more_rrf_list_over_the_files_already_found() -> None:
         ("c.py", round(0.10 + 1 / 4.5, 3)),
         ("a.py", 0.20),
     ]
-    assert git_history_boost(hits, [], 2.0, 5) == hits
+    assert file_boost(hits, [], 2.0, 5) == hits
 
 
 SETTINGS_KTS = """fun unitTests(os: String): BuildType = BuildType {

@@ -35,10 +35,12 @@ from ragls.evaluation.runner import idle_index
 from ragls.git_history import message_text
 from ragls.index.worker import Indexer
 from ragls.languages import is_code, language_of
+from ragls.query.mentions import is_long
 from ragls.query.retrieval import is_test_path, retrieve, tuning_for
 
 FILE_K = 5
 FILE_MRR_K = 10
+SOURCE_WAIT = 300.0
 HITS = 50  # chunks fetched per query to rank files (the per-file cap keeps several files)
 # The MCP tool an agent plans a change with: rag/retrieve with intent "change" (the git history,
 # ragls.git_history, and declarations at full weight), HITS chunks for its default 10 files. The
@@ -175,6 +177,11 @@ def _ragls_files(idx: Indexer, text: str, history: git_history.FileHistory | Non
     """As answer.answer asks it for the intent (the eval passes the history itself)."""
     assert idx.handle.store is not None
     tuning = tuning_for("change" if change else "question")
+    source = idx.handle.source_lexicon if tuning.source_files and is_long(text) else None
+    if source is not None:
+        # The ranking a user gets once the lexicon is built (a large checkout's build can outlast
+        # the 10 s a first request waits; every question opens its checkout's index afresh).
+        source.wait_first(SOURCE_WAIT)
     hits = retrieve(
         idx.handle.store,
         idx.handle.embedder,
@@ -188,6 +195,7 @@ def _ragls_files(idx: Indexer, text: str, history: git_history.FileHistory | Non
         names=idx.handle.cache,
         history=history,
         files=idx.indexed_paths,
+        source=source,
     ).hits
     return [h.path for h in hits]
 

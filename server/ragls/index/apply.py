@@ -204,6 +204,7 @@ class IndexWriter:
         # the next start finishes, instead of records pointing at missing chunks.
         h.manifest.set_status(paths, DELETING)
         h.store.delete(ids)
+        h.generation += 1
         h.manifest.remove(paths)
         with st.lock:
             for p in paths:

@@ -26,6 +26,7 @@ from ragls.embedding.snapshot import Identity
 from ragls.embedding.snapshot_source import ImportReport, import_snapshot
 from ragls.faults import CircuitBreaker
 from ragls.git_history import HistoryTracker
+from ragls.query.source_lexicon import SourceLexicon
 from ragls.store import Store, StoreError, open_index
 from ragls.store.manifest import Manifest
 from ragls.threads import in_thread
@@ -114,6 +115,10 @@ class IndexHandle:
         self.breaker = CircuitBreaker()
         # The workspace's git history, read by the first query and again when HEAD moves.
         self.git_history = HistoryTracker(root, settings.retrieval.git_history_commits)
+        # Plain BM25 over the index's source code, for change requests (query.source_lexicon):
+        # built by the first one, again after the index changed (`generation` counts writes).
+        self.generation = 0
+        self.source_lexicon = SourceLexicon(lambda: self.store, lambda: self.generation)
         # `embedder.snapshot`: its import (a thread started by open, awaited by the dense pass)
         # and how many of this index's chunks took their vector from it.
         self.snapshot_import: ImportReport | None = None
@@ -206,6 +211,7 @@ class IndexHandle:
     def wrote(self, points: int) -> None:
         """Count points written or changed since the last flush."""
         self._unflushed += points
+        self.generation += 1
 
     def maybe_flush(self) -> None:
         """Flush the store after _FLUSH_POINTS points or _FLUSH_AGE_S seconds (a restart after a

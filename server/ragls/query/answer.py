@@ -15,6 +15,7 @@ from ragls.config import RetrievalSettings
 from ragls.embedding import EmbeddingError
 from ragls.protocol import ChunkOut, RetrieveResultOut
 from ragls.query.context import ContextChunk, format_context
+from ragls.query.mentions import is_long
 from ragls.query.retrieval import (
     lookup_symbols,
     query_symbols,
@@ -69,8 +70,16 @@ def answer(
     idx.git_history.configure(settings.git_history_commits)
     history = idx.git_history if intent == "change" else None
     tuning = tuning_for(intent)
+    source = idx.source_lexicon if tuning.source_files and is_long(query) else None
+    # The first change request waits for both at once, 10 s at most in all (a large index's
+    # lexicon can take longer: that request answers without it, the next ones with it).
+    deadline = time.monotonic() + FIRST_HISTORY_WAIT
+    if source is not None:
+        source.wait_first(0)  # starts its build
     if history is not None:
         history.wait_first(FIRST_HISTORY_WAIT)
+    if source is not None:
+        source.wait_first(max(0.0, deadline - time.monotonic()))
     try:
         try:
             res = retrieve(
@@ -86,6 +95,7 @@ def answer(
                 history=history,
                 tuning=tuning,
                 files=idx.files,
+                source=source,
             )
         except EmbeddingError as exc:
             # The embedding provider is down: lexical search still answers, and says so.

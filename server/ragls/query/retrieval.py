@@ -1,10 +1,11 @@
 """Retrieval: query -> hybrid search in Qdrant (dense + BM25 sparse, fused by weighted RRF in
 the engine) -> name rerank of the first hits (name_rerank.py) -> for a change description,
-the files its words match in the git history lifted (git_history.py) -> demotion of tests,
+the files its words match in the git history and, under plain BM25, in the source code lifted
+(git_history.py, source_lexicon.py) -> demotion of tests,
 declarations, changelogs and repository process files -> exact-definition boost -> per-file
 cap and overlap merging -> budgeted context. Every step after the engine is a few list
-operations over at most `limit` hits, so a query costs one embedding, one Qdrant query and one
-embedding-cache lookup. Each choice is measured in docs/history/evaluation-log.md."""
+operations over at most `limit` hits, so a query costs one embedding, one Qdrant query, one
+embedding-cache lookup (and for a change, two in-memory rankings of files). Each choice is measured in docs/history/evaluation-log.md."""
 
 from __future__ import annotations
 
@@ -167,6 +168,12 @@ class Tuning:
     # task's dev repositories and confirmed on held-out (docs/history/evaluation-log.md).
     long_exemptions: bool = True
     long_test_penalty: float | None = None
+    # Source BM25 (query.source_lexicon), for long queries (mentions.is_long): like the git
+    # history, the chunks of the files whose non-test source code matches the query best under
+    # plain BM25 gain the RRF term of that file's place among the first `source_files`, at
+    # `source_weight`. 0 files: off (questions).
+    source_files: int = 0
+    source_weight: float = 0.0
 
 
 DEFAULT_TUNING = Tuning()
@@ -180,8 +187,17 @@ DEFAULT_TUNING = Tuning()
 # A bug report names tests, expectations and CI in its own words and its fix is in the code: for
 # long change descriptions tests weigh a quarter and no word lifts a demotion (the issue task,
 # docs/history/evaluation-log.md "Long change descriptions").
+# Source BM25 (query.source_lexicon): for a long description, the first 50 files of plain BM25
+# over the source code lift their chunks at weight 4 (4-16 x 50-100 files and 0.5-4 x 10-50 measured on the issue task's
+# dev repositories: docs/history/evaluation-log.md "Source BM25").
 CHANGE_TUNING = replace(
-    DEFAULT_TUNING, declaration_penalty=1.0, non_code_penalty=0.3, long_exemptions=False, long_test_penalty=0.25
+    DEFAULT_TUNING,
+    declaration_penalty=1.0,
+    non_code_penalty=0.3,
+    long_exemptions=False,
+    long_test_penalty=0.25,
+    source_files=50,
+    source_weight=4.0,
 )
 
 
@@ -394,10 +410,11 @@ def mention_boost(
     return [h for _, _, h in scored]
 
 
-def git_history_boost(hits: list[Hit], files: list[str], weight: float, k: int) -> list[Hit]:
-    """Add to each hit the weighted RRF term of its file's place in `files` (the files whose git
-    history matches the query, best first), as if that ranking were one more fused list; only
-    files already among the hits move. Stable: equal scores keep the order they had."""
+def file_boost(hits: list[Hit], files: list[str], weight: float, k: int) -> list[Hit]:
+    """Add to each hit the weighted RRF term of its file's place in `files` (a ranking of files
+    for the query, best first: the git history's, the source BM25's), as if that ranking were one
+    more fused list; only files already among the hits move. Stable: equal scores keep the order
+    they had."""
     if not files:
         return hits
     place = {path: rank for rank, path in enumerate(files)}
@@ -464,12 +481,14 @@ def retrieve(
     names: EmbeddingCache | None = None,
     history: FileRanker | None = None,
     files: Callable[[], Iterable[str]] | None = None,
+    source: FileRanker | None = None,
 ) -> RetrieveResult:
     """`names`: the index's embedding cache, where the indexer keeps the chunks' name vectors
     (ragls.name_rerank); without it the name rerank is skipped. `history`: the workspace's git
     history (ragls.git_history); without it no file is lifted by its commit messages.
     `files`: the index's files, asked for only when the query names some (a stack trace, a path
-    in a bug report: mentions.mentioned_files); their best chunks join the hits."""
+    in a bug report: mentions.mentioned_files); their best chunks join the hits.
+    `source`: the index's source BM25 (query.source_lexicon), for the tunings that use it."""
     t0 = time.perf_counter()
     use_dense = embedder is not None and dense_available and settings.mode != "lexical"
     dense = None
@@ -519,10 +538,12 @@ def retrieve(
     ):
         # Before the demotions, which then scale it too: a test, changelog or README that past
         # commits touched alongside the code must not be lifted past the code.
-        hits = git_history_boost(
-            hits, history.rank(query, tuning.git_history_files), tuning.git_history_weight, tuning.rrf_k
-        )
+        hits = file_boost(hits, history.rank(query, tuning.git_history_files), tuning.git_history_weight, tuning.rrf_k)
     long = is_long(query)
+    # Measured on bug reports only (the issue task); a one-line change keeps the ranking the
+    # commit task was tuned on.
+    if source is not None and stored_fused and long and tuning.source_files and tuning.source_weight > 0:
+        hits = file_boost(hits, source.rank(query, tuning.source_files), tuning.source_weight, tuning.rrf_k)
     hits = demote(
         query,
         hits,

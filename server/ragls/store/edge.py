@@ -269,6 +269,15 @@ class EdgeStore:
         return [StoredHit(str(r.id), 0.0, dict(r.payload or {})) for r in recs]
 
     def all_ids(self) -> dict[str, tuple[str, bool]]:
+        # A reader like a search: a scroll of the shard that vacuum() is reloading fails with
+        # "Shard is not initialized" (a query thread reads every id: query/source_lexicon.py).
+        self._enter()
+        try:
+            return self._all_ids()
+        finally:
+            self._leave()
+
+    def _all_ids(self) -> dict[str, tuple[str, bool]]:
         out: dict[str, tuple[str, bool]] = {}
         offset = None
         while True:
