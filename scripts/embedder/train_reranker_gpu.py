@@ -34,7 +34,6 @@ import hashlib
 import json
 import lzma
 import random
-import re
 import sys
 import time
 from collections import defaultdict
@@ -46,9 +45,8 @@ import torch.nn.functional as F
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from dequantize import dequantized
+from train_gpu import HUMP, PART, read_jsonl
 
-HUMP = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")  # ragls.chunking.model.split_humps
-PART = 15 * 1024 * 1024
 CLS, SEP = 101, 102
 
 
@@ -95,12 +93,6 @@ def parse_args() -> argparse.Namespace:
     p.add_argument("--val-groups", type=int, default=2000)
     p.add_argument("--limit", type=int, default=0, help="pairs used (0: all); a CPU smoke test")
     return p.parse_args()
-
-
-def read_jsonl(path: Path) -> list[dict]:
-    opener = lzma.open if path.suffix == ".xz" else open
-    with opener(path, "rt", encoding="utf-8") as fh:  # type: ignore[operator]
-        return [json.loads(line) for line in fh if line.strip()]
 
 
 class Texts:

@@ -35,8 +35,7 @@ from ragls.evaluation.runner import idle_index
 from ragls.git_history import message_text
 from ragls.index.worker import Indexer
 from ragls.languages import is_code, language_of
-from ragls.query.mentions import is_long
-from ragls.query.retrieval import is_test_path, retrieve, tuning_for
+from ragls.query.retrieval import is_test_path, retrieve, tuning_for, uses_source
 
 FILE_K = 5
 FILE_MRR_K = 10
@@ -177,7 +176,7 @@ def _ragls_files(idx: Indexer, text: str, history: git_history.FileHistory | Non
     """As answer.answer asks it for the intent (the eval passes the history itself)."""
     assert idx.handle.store is not None
     tuning = tuning_for("change" if change else "question")
-    source = idx.handle.source_lexicon if tuning.source_files and is_long(text) else None
+    source = idx.handle.source_lexicon if uses_source(tuning, text) else None
     if source is not None:
         # The ranking a user gets once the lexicon is built (a large checkout's build can outlast
         # the 10 s a first request waits; every question opens its checkout's index afresh).

@@ -15,7 +15,6 @@ from ragls.config import RetrievalSettings
 from ragls.embedding import EmbeddingError
 from ragls.protocol import ChunkOut, RetrieveResultOut
 from ragls.query.context import ContextChunk, format_context
-from ragls.query.mentions import is_long
 from ragls.query.retrieval import (
     lookup_symbols,
     query_symbols,
@@ -23,6 +22,7 @@ from ragls.query.retrieval import (
     retrieve_result,
     symbol_first,
     tuning_for,
+    uses_source,
 )
 
 if TYPE_CHECKING:
@@ -70,7 +70,7 @@ def answer(
     idx.git_history.configure(settings.git_history_commits)
     history = idx.git_history if intent == "change" else None
     tuning = tuning_for(intent)
-    source = idx.source_lexicon if tuning.source_files and is_long(query) else None
+    source = idx.source_lexicon if uses_source(tuning, query) else None
     # The first change request waits for both at once, 10 s at most in all (a large index's
     # lexicon can take longer: that request answers without it, the next ones with it).
     deadline = time.monotonic() + FIRST_HISTORY_WAIT

@@ -206,6 +206,12 @@ def tuning_for(intent: str) -> Tuning:
     return CHANGE_TUNING if intent == "change" else DEFAULT_TUNING
 
 
+def uses_source(tuning: Tuning, query: str) -> bool:
+    """Whether a request ranks files by the source BM25 (query.source_lexicon): its tuning's, for
+    long queries only (measured on bug reports; a one-line change keeps the commit task's ranking)."""
+    return bool(tuning.source_files) and tuning.source_weight > 0 and is_long(query)
+
+
 def compile_globs(globs: list[str]) -> pathspec.PathSpec:
     for g in globs:
         if g.startswith("/") or re.match(r"^[A-Za-z]:[\\/]", g) or ".." in g.replace("\\", "/").split("/"):
@@ -540,9 +546,7 @@ def retrieve(
         # commits touched alongside the code must not be lifted past the code.
         hits = file_boost(hits, history.rank(query, tuning.git_history_files), tuning.git_history_weight, tuning.rrf_k)
     long = is_long(query)
-    # Measured on bug reports only (the issue task); a one-line change keeps the ranking the
-    # commit task was tuned on.
-    if source is not None and stored_fused and long and tuning.source_files and tuning.source_weight > 0:
+    if source is not None and stored_fused and uses_source(tuning, query):
         hits = file_boost(hits, source.rank(query, tuning.source_files), tuning.source_weight, tuning.rrf_k)
     hits = demote(
         query,

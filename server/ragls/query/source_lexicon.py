@@ -73,13 +73,12 @@ class Lexicon:
 
     def rank(self, query: str, limit: int) -> list[str]:
         """Files by their best chunk's BM25 score, best first."""
-        files: list[str] = []
+        files: dict[str, None] = {}
         for d in self.index.search(query, max(limit * 8, 64)):
-            if d.path not in files:
-                files.append(d.path)
-                if len(files) == limit:
-                    break
-        return files
+            files.setdefault(d.path)
+            if len(files) == limit:
+                break
+        return list(files)
 
 
 class SourceLexicon:
