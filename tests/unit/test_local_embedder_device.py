@@ -56,3 +56,16 @@ def test_the_status_says_where_the_model_runs_and_why_not_on_the_gpu() -> None:
     assert st.warnings == [emb.device_warning, "from settings"]
     plain = index_status(COUNTERS, Settings(), LocalOnnxEmbedder(EmbedderSettings(threads=1)), None)
     assert plain.embedder.device == "cpu" and plain.warnings == []
+
+
+def test_queries_run_on_their_own_session_of_at_most_two_threads() -> None:
+    """A bug report embeds 256 tokens on the query session: two threads answer it sooner
+    (docs/history/performance-log.md), more would take cores from the editor."""
+    for threads, want in ((1, 1), (2, 2), (8, 2)):
+        emb = LocalOnnxEmbedder(EmbedderSettings(threads=threads))
+        assert emb._queries.get_session_options().intra_op_num_threads == want
+    emb = LocalOnnxEmbedder(EmbedderSettings(threads=8))
+    report = "Crash when parsing an empty section header\n\n" + "Traceback: read_section raised IndexError\n" * 40
+    q = emb.embed_query(report)
+    (d,) = emb.embed_documents([report])
+    assert float(q @ d) > 0.999  # the same model whichever session runs it

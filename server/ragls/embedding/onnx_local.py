@@ -60,9 +60,11 @@ class LocalOnnxEmbedder:
                 self._docs = self._session(self._threads)
         if self.device_warning:
             log.warning("%s", self.device_warning)
-        # Queries get their own single-threaded session so that a chat request never
-        # waits behind a background indexing batch.
-        self._queries = self._session(1)
+        # Queries get their own session so that a chat request never waits behind a background
+        # indexing batch. Two threads: a bug report fills the model's 256 tokens, and on two
+        # cores one thread took 84 ms for it (p50), two 58 ms; with both cores busy at nice 5,
+        # 83 and 67 ms. A short question: 5.8 and 4.7 ms (docs/history/performance-log.md).
+        self._queries = self._session(min(2, self._threads))
         self._query_lock = threading.Lock()
 
     def _cuda_session(self, threads: int) -> ort.InferenceSession | None:
