@@ -56,7 +56,7 @@ class EmbedderSettings(_Model):
     device: Literal["cpu", "cuda"] = Field(default="cpu", json_schema_extra=_SENSITIVE)
     """where the bundled model embeds chunks: `cpu`, or `cuda` (an NVIDIA GPU; needs the `gpu` extra, onnxruntime-gpu, docs/scaling.md); falls back to the CPU with a warning when CUDA cannot start. Queries stay on the CPU"""
     threads: int = Field(default=0, ge=0, le=64)
-    """ONNX intra-op threads for indexing (0 = all cores); queries use their own session of at most 2"""
+    """ONNX intra-op threads for indexing (0 = all cores); queries use their own, one thread (two for a long one)"""
     max_tokens: int = Field(default=256, ge=16, le=512)
     """truncation length of a chunk for the local model; another value is another model identity (its own index and cache rows: the workspace is embedded again)"""
     timeout_s: float = Field(default=60.0, gt=0)

@@ -32,6 +32,8 @@ _CUDA = "CUDAExecutionProvider"
 # past max_tokens too, as overflow), so a 512-chunk window's encodings took 60-170 MB for the
 # moment of planning, a spike in the server's peak RSS (docs/history/performance-log.md, "Sixth round").
 _PLAN_SLICE = 64
+# A query of at least this many tokens runs on two threads (LocalOnnxEmbedder.__init__).
+LONG_QUERY_TOKENS = 64
 
 
 class LocalOnnxEmbedder:
@@ -60,11 +62,13 @@ class LocalOnnxEmbedder:
                 self._docs = self._session(self._threads)
         if self.device_warning:
             log.warning("%s", self.device_warning)
-        # Queries get their own session so that a chat request never waits behind a background
-        # indexing batch. Two threads: a bug report fills the model's 256 tokens, and on two
-        # cores one thread took 84 ms for it (p50), two 58 ms; with both cores busy at nice 5,
-        # 83 and 67 ms. A short question: 5.8 and 4.7 ms (docs/history/performance-log.md).
-        self._queries = self._session(min(2, self._threads))
+        # Queries get their own sessions so that a chat request never waits behind a background
+        # indexing batch: one thread for a short query; two for a long one (a bug report fills
+        # the model's 256 tokens: on two cores one thread took 84 ms for it, two 58 ms, and with
+        # both cores busy at nice 5, 83 and 67 ms), made on the first long query. A short query
+        # answered 4-5 ms sooner through the server on one thread (docs/history/performance-log.md).
+        self._queries = self._session(1)
+        self._long_queries: ort.InferenceSession | None = None
         self._query_lock = threading.Lock()
 
     def _cuda_session(self, threads: int) -> ort.InferenceSession | None:
@@ -170,8 +174,17 @@ class LocalOnnxEmbedder:
         return out
 
     def embed_query(self, text: str) -> np.ndarray:
+        encs = self._tok.encode_batch([text])
         with self._query_lock:
-            return self._run(self._queries, [text])[0]
+            return self._infer(self._query_session(len(encs[0].ids)), encs)[0]
+
+    def _query_session(self, tokens: int) -> ort.InferenceSession:
+        """Call with the query lock held."""
+        if tokens < LONG_QUERY_TOKENS or self._threads < 2:
+            return self._queries
+        if self._long_queries is None:
+            self._long_queries = self._session(2)
+        return self._long_queries
 
     def embed_with_names(self, texts: list[str], names: list[str]) -> tuple[np.ndarray, np.ndarray]:
         """Each text's vector and its name vector from the same forward pass: the hidden states
