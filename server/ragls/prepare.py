@@ -217,7 +217,9 @@ class PreparePool:
         process it would wait for the GIL the shard load holds (docs/history/performance-log.md)."""
         return self._executor().submit(discover, root, settings)
 
-    def close(self) -> None:
+    def close(self, wait: bool = False) -> None:
+        """`wait`: until the workers have exited (at the end of a pass: their memory is freed
+        before the dense pass grows the server's; together the two were the peak)."""
         if self._pool is not None:
-            self._pool.shutdown(wait=False, cancel_futures=True)
+            self._pool.shutdown(wait=wait, cancel_futures=True)
             self._pool = None

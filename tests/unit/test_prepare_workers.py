@@ -55,3 +55,20 @@ def test_workers_end_when_the_server_is_killed(tmp_path: Path, signal_name: str)
     for p in left:  # do not leak them into the rest of the suite if the check fails
         os.kill(p, 9)
     assert not left, f"workers {left} outlived the server ({signal_name})"
+
+
+@pytest.mark.skipif(not Path("/proc/self/status").exists(), reason="reads process states from /proc (Linux)")
+def test_the_end_of_a_pass_waits_for_its_workers_to_exit() -> None:
+    """close(wait=True), as a pooled pass ends: the workers' memory is gone before the dense
+    pass grows the server's (at 150,000 chunks the two together were the peak)."""
+    from ragls.prepare import PreparePool
+
+    pool = PreparePool(2, 0)
+    executor = pool._executor()
+    pids = {executor.submit(os.getpid).result() for _ in range(4)}
+    pool.close(wait=True)
+    left = [p for p in pids if _alive(p)]
+    for p in left:
+        os.kill(p, 9)
+    assert pids and os.getpid() not in pids
+    assert not left, f"workers {left} still running after close(wait=True)"

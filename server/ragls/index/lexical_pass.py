@@ -75,9 +75,9 @@ class LexicalPass:
         else:
             self._discovery = in_thread(self.settings.indexing.nice, discover, self.root, self.settings, self.rules)
 
-    def close_pool(self) -> None:
+    def close_pool(self, wait: bool = False) -> None:
         if self.pool is not None:
-            self.pool.close()
+            self.pool.close(wait)
 
     # -- scans and changes -------------------------------------------------------------------
     def scan(self, full: bool) -> None:
@@ -207,7 +207,9 @@ class LexicalPass:
         try:
             return self._index_pooled(todo, handle_jobs)
         finally:
-            self.close_pool()  # an idle server keeps no worker processes (None: a worker died)
+            # An idle server keeps no worker processes (None: a worker died); they are gone
+            # before the dense pass starts (docs/history/performance-log.md, ninth round).
+            self.close_pool(wait=True)
             self.handle.maybe_flush()
 
     def _index_pooled(self, todo: list[str], handle_jobs: bool) -> bool:
