@@ -27,7 +27,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-import statistics
 import sys
 import time
 from pathlib import Path
@@ -35,7 +34,7 @@ from typing import Any
 
 from bench.corpus import NATURAL_QUERIES, build_workspace, default_cache, load_corpus
 from bench.lsp import cpu_seconds
-from bench.run import REPO, Server
+from bench.run import REPO, Server, summary
 from ragls.evaluation.issues import IssueQuestion
 
 TOP_K = 20
@@ -62,20 +61,6 @@ async def idle(pid: int, timeout: float = 180.0) -> None:
         if now - before < 0.1:
             return
         before = now
-
-
-def pct(xs: list[float], p: float) -> float:
-    s = sorted(xs)
-    return s[min(len(s) - 1, max(0, round(p / 100 * len(s)) - 1))]
-
-
-def summary(xs: list[float]) -> dict[str, float]:
-    return {
-        "n": len(xs),
-        "p50": round(statistics.median(xs), 1),
-        "p95": round(pct(xs, 95), 1),
-        "max": round(max(xs), 1),
-    }
 
 
 async def measure(args: argparse.Namespace) -> dict[str, Any]:
@@ -106,7 +91,7 @@ async def measure(args: argparse.Namespace) -> dict[str, Any]:
         for qs, kw in kinds.values():
             for q in qs:
                 await client.retrieve(q, topK=TOP_K, **kw)
-        await idle(client.proc.pid)
+        await idle(client.pid)
         times: dict[str, list[float]] = {k: [] for k in kinds}
         took: dict[str, list[float]] = {k: [] for k in kinds}
         longest = max(len(qs) for qs, _ in kinds.values())

@@ -121,9 +121,6 @@ class LocalOnnxEmbedder:
                     self._docs = self._session(self._threads)
         return self._docs
 
-    def _run(self, session: ort.InferenceSession, texts: list[str]) -> np.ndarray:
-        return self._infer(session, self._tok.encode_batch(texts))
-
     @staticmethod
     def _infer(session: ort.InferenceSession, encs: list[Encoding]) -> np.ndarray:
         hidden, mask = LocalOnnxEmbedder._hidden(session, encs)
