@@ -142,6 +142,7 @@ class Server:
         self.t_init = 0.0
         self.workers_peak = 0  # MB: the largest sum of the RSS of the server's child processes seen
         self.together_peak = 0  # MB: the largest server + workers RSS of one sample
+        self.together_at: dict[str, Any] = {}  # that sample: when, in which phase, the two parts
 
     async def start(self, init_options: dict[str, Any] | None = None) -> LspClient:
         env = {**os.environ, "RAGLS_CACHE_DIR": str(self.cache_dir)}
@@ -218,7 +219,10 @@ async def cold_index(
         srv.workers_peak = max(srv.workers_peak, round(kids / 2**20))
         # The two peaks above come at different times (the workers run during the lexical pass,
         # the server peaks later): their sum overstates what the machine held at once.
-        srv.together_peak = max(srv.together_peak, timeline[-1]["rss_mb"] + timeline[-1]["workers_rss_mb"])
+        together = timeline[-1]["rss_mb"] + timeline[-1]["workers_rss_mb"]
+        if together > srv.together_peak:
+            srv.together_peak = together
+            srv.together_at = {k: timeline[-1][k] for k in ("t", "phase", "rss_mb", "workers_rss_mb")}
 
     async def probes() -> None:
         while True:
@@ -367,6 +371,7 @@ async def cold_index(
     res["initialize_s"] = round(srv.t_init - srv.t_spawn, 3)
     res["server_workers"] = srv.workers_peak
     res["server_and_workers_mb"] = srv.together_peak
+    res["server_and_workers_at"] = srv.together_at
     if ws.recall_probes:
         res["recall_probes"] = len(ws.recall_probes)
         res["recall_found_s"] = sorted(round(t - t0, 2) for t in recall_found.values())

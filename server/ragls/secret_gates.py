@@ -168,9 +168,16 @@ def gates() -> list[Gate]:
 _GATE_FOLD = str.maketrans({"\u0130": "i", "\u0131": "i"})
 
 
-def re2_options() -> Any:
+def re2_options(max_mem_mb: int) -> Any:
+    # RE2 caches the DFA states it has built, up to `max_mem` per expression, and when full
+    # drops them and goes on. The cache only grows, by the variety of the text seen: with 32 MB
+    # for each expression a process scanning files10k's 10,647 files kept 39 MB more than before,
+    # 24 MB of it in the Set; with the sizes used below, 16 MB, the same redactions, the same CPU
+    # time within noise (RssAnon, one process scanning every file; docs/history/performance-log.md,
+    # "Tenth round"). Every lexical worker
+    # and the server keep their own.
     opts = re2.Options()
-    opts.max_mem = 32 << 20  # the union of ~35 quick gates: room for its DFA's states
+    opts.max_mem = max_mem_mb << 20
     return opts
 
 
@@ -184,9 +191,9 @@ class Compiled:
 @functools.cache
 def compiled() -> Compiled:
     every = gates()
-    opts = re2_options()
+    opts = re2_options(8)
     quick = [g.quick or g.precise for g in every]
-    which = re2.Set.SearchSet(opts)
+    which = re2.Set.SearchSet(re2_options(4))
     for q in quick:
         which.Add(q)
     which.Compile()

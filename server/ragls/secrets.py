@@ -272,7 +272,7 @@ def _keyword_hit(line: str, path: str, lib: _Library) -> bool:
 
 @functools.cache
 def _ragls_rules() -> dict[str, Any]:
-    opts = re2_options()
+    opts = re2_options(8)
     return {n: re2.compile(p, opts) for n, (p, _) in RAGLS_RULES.items()}
 
 
