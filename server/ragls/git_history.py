@@ -19,6 +19,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
+from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
@@ -32,12 +33,19 @@ log = logging.getLogger(__name__)
 # of a package) whose message says nothing about any one file.
 MAX_FILES_PER_COMMIT = 100
 MAX_MESSAGE_CHARS = 2000
+# Co-changes count commits of at most this many files: in a larger one any two files are there
+# together by chance (a rename, a dependency bump), not because one change needs both.
+CO_CHANGE_MAX_FILES = 30
 # How often a query may look whether HEAD moved (a commit, a checkout) before using the history.
 CHECK_INTERVAL_S = 2.0
 
 
 class FileRanker(Protocol):
     def rank(self, query: str, limit: int) -> list[str]: ...
+
+
+class ChangeHistory(FileRanker, Protocol):
+    def co_changes(self, path: str) -> tuple[int, Counter[str]]: ...
 
 
 @dataclass(frozen=True)
@@ -104,10 +112,16 @@ class FileHistory:
         self.head = head
         self.commits = len(commits)
         messages: dict[str, list[str]] = {}
+        self._changed: list[tuple[str, ...]] = []  # each commit's workspace-relative paths
+        self._commits_of: dict[str, list[int]] = {}  # path -> its commits (indexes into _changed)
         for commit in commits:
-            for path in commit.paths:
-                if path.startswith(prefix):
-                    messages.setdefault(path[len(prefix) :], []).append(commit.message)
+            paths = tuple(p[len(prefix) :] for p in commit.paths if p.startswith(prefix))
+            for path in paths:
+                messages.setdefault(path, []).append(commit.message)
+            if paths and len(paths) <= CO_CHANGE_MAX_FILES:
+                for path in paths:
+                    self._commits_of.setdefault(path, []).append(len(self._changed))
+                self._changed.append(paths)
         self._index = BM25Index(
             [Document(path, path, 1, 1, "\n".join(texts)) for path, texts in messages.items()],
             tokenizer=lexical.tokenize,
@@ -120,6 +134,15 @@ class FileHistory:
     def rank(self, query: str, limit: int) -> list[str]:
         """Workspace-relative paths whose history matches `query`, best first."""
         return [d.path for d in self._index.search(query, limit)]
+
+    def co_changes(self, path: str) -> tuple[int, Counter[str]]:
+        """(how many commits of at most CO_CHANGE_MAX_FILES files changed `path`; how often each
+        other file was in them)."""
+        together: Counter[str] = Counter()
+        mine = self._commits_of.get(path, [])
+        for i in mine:
+            together.update(p for p in self._changed[i] if p != path)
+        return len(mine), together
 
 
 def load(repo_dir: Path, rev: str | None, max_commits: int, prefix: str = "") -> FileHistory:
@@ -179,6 +202,10 @@ class HistoryTracker:
     def rank(self, query: str, limit: int) -> list[str]:
         history = self.current()
         return history.rank(query, limit) if history is not None else []
+
+    def co_changes(self, path: str) -> tuple[int, Counter[str]]:
+        history = self.current()
+        return history.co_changes(path) if history is not None else (0, Counter())
 
     def wait_first(self, timeout: float) -> bool:
         """Start the first read if none ran yet and wait up to `timeout` s for it: a request that

@@ -12,10 +12,10 @@ import pytest
 
 from ragls import git_history
 from ragls.config import RetrievalSettings, Settings
-from ragls.git_history import HistoryTracker, find_repository, load, message_text
+from ragls.git_history import Commit, FileHistory, HistoryTracker, find_repository, load, message_text
 from ragls.index.worker import Indexer
 from ragls.query.answer import answer
-from ragls.query.retrieval import Hit, file_boost
+from ragls.query.retrieval import CHANGE_TUNING, Hit, co_change_lift, file_boost
 from tests.gitrepo import commit as _commit
 from tests.gitrepo import git as _git
 from tests.waiting import until
@@ -166,6 +166,60 @@ def test_the_boost_is_one_more_rrf_list_over_the_files_already_found() -> None:
         ("a.py", 0.20),
     ]
     assert file_boost(hits, [], 2.0, 5) == hits
+
+
+def test_co_changes_count_the_commits_that_changed_files_together(repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    _commit(repo, {"pkg/parser.py": "def parse(s):\n    return s.strip()\n", "pkg/lexer.py": "L = 1\n"}, "Lexer")
+    _commit(repo, {"pkg/parser.py": "def parse(s):\n    return s\n", "pkg/lexer.py": "L = 2\n"}, "Lexer again")
+    _commit(repo, {"pkg/parser.py": "# p\n", "pkg/net.py": "# n\n"}, "Both")
+    monkeypatch.setattr(git_history, "CO_CHANGE_MAX_FILES", 2)
+    _commit(repo, {"pkg/parser.py": "# q\n", "pkg/net.py": "# m\n", "pkg/lexer.py": "L = 3\n"}, "A sweep")
+    history = load(repo, None, 1000)
+    # The parser's commits: the fix alone, twice with the lexer, once with net; the sweep of
+    # three files (over the cap of 2) and the root commit do not count.
+    changed, together = history.co_changes("pkg/parser.py")
+    assert (changed, dict(together)) == (4, {"pkg/lexer.py": 2, "pkg/net.py": 1})
+    assert history.co_changes("pkg/nothing.py") == (0, {})
+    # A workspace inside the repository sees its own paths.
+    assert dict(load(repo, None, 1000, "pkg/").co_changes("lexer.py")[1]) == {"parser.py": 2}
+
+
+def _history(*changes: tuple[str, ...]) -> FileHistory:
+    return FileHistory("0" * 40, [Commit(f"change {i}", paths) for i, paths in enumerate(changes)])
+
+
+def test_a_co_changed_file_moves_up_but_never_above_its_anchor() -> None:
+    hits = [
+        _hit("a.py", 0.9),
+        _hit("x.py", 0.8),
+        _hit("a.py", 0.7),
+        _hit("y.py", 0.6),
+        _hit("tests/test_a.py", 0.5),
+        _hit("b.py", 0.4),
+        _hit("b.py", 0.3),
+    ]
+    history = _history(("a.py", "b.py"), ("a.py", "b.py", "tests/test_a.py"), ("a.py", "z.py"), ("x.py",))
+    out = co_change_lift(hits, history, anchors=2, weight=CHANGE_TUNING.co_change_weight)
+    # b.py changed with a.py in 2 of its 3 commits: right below a.py, its chunks in their order;
+    # the test file is not lifted, z.py (not a hit) does not join, x.py (changed once) lifts nothing.
+    assert [(h.path, h.score) for h in out] == [
+        ("a.py", 0.9),
+        ("b.py", 0.4),
+        ("x.py", 0.8),
+        ("b.py", 0.3),
+        ("a.py", 0.7),
+        ("y.py", 0.6),
+        ("tests/test_a.py", 0.5),
+    ]
+    assert list(dict.fromkeys(h.path for h in out)) == ["a.py", "b.py", "x.py", "y.py", "tests/test_a.py"]
+    # With weight 0, no anchors or no history of the anchors, nothing moves.
+    assert co_change_lift(hits, history, anchors=2, weight=0.0) == hits
+    assert co_change_lift(hits, history, anchors=0, weight=0.5) == hits
+    assert co_change_lift(hits, _history(("q.py", "b.py"), ("q.py", "b.py")), anchors=2, weight=0.5) == hits
+    # A weak tie (1 of a.py's 30 commits) moves b.py only as far as its share earns: past one file.
+    weak = _history(*([("a.py",)] * 29), ("a.py", "b.py"))
+    moved = co_change_lift(hits, weak, anchors=1, weight=0.5)
+    assert list(dict.fromkeys(h.path for h in moved)) == ["a.py", "x.py", "y.py", "b.py", "tests/test_a.py"]
 
 
 SETTINGS_KTS = """fun unitTests(os: String): BuildType = BuildType {

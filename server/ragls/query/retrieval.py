@@ -23,7 +23,7 @@ from ragls.chunking.model import split_humps
 from ragls.config import RetrievalSettings
 from ragls.embedding import Embedder
 from ragls.embedding.cache import EmbeddingCache
-from ragls.git_history import FileRanker
+from ragls.git_history import ChangeHistory, FileRanker
 from ragls.gitignore import BACKEND
 from ragls.languages import is_code
 from ragls.protocol import ChunkOut, Position, Range, RetrieveResultOut
@@ -174,6 +174,11 @@ class Tuning:
     # `source_weight`. 0 files: off (questions).
     source_files: int = 0
     source_weight: float = 0.0
+    # Co-changes (git_history.FileHistory.co_changes), for long queries: a file that past commits
+    # changed together with one of the first `co_change_files` files of the answer moves up,
+    # never above that file (co_change_lift). 0 files: off (questions).
+    co_change_files: int = 0
+    co_change_weight: float = 0.0
 
 
 DEFAULT_TUNING = Tuning()
@@ -190,6 +195,9 @@ DEFAULT_TUNING = Tuning()
 # Source BM25 (query.source_lexicon): for a long description, the first 50 files of plain BM25
 # over the source code lift their chunks at weight 4 (4-16 x 50-100 files and 0.5-4 x 10-50 measured on the issue task's
 # dev repositories: docs/history/evaluation-log.md "Source BM25").
+# Co-changes: a fix's second file is the one most often missing from the first five (issue
+# task, multi-file fixes); files the history changed with the first two move up, weight 0.5
+# (0.25-1 x 1-3 files measured on dev: docs/history/evaluation-log.md "Co-changed files").
 CHANGE_TUNING = replace(
     DEFAULT_TUNING,
     declaration_penalty=1.0,
@@ -198,6 +206,8 @@ CHANGE_TUNING = replace(
     long_test_penalty=0.25,
     source_files=50,
     source_weight=4.0,
+    co_change_files=2,
+    co_change_weight=0.5,
 )
 
 
@@ -433,6 +443,52 @@ def file_boost(hits: list[Hit], files: list[str], weight: float, k: int) -> list
     return [h for _, _, h in scored]
 
 
+# The file-level fusion of co_change_lift: RRF over the answer's file order, rank offset 60.
+CO_CHANGE_K = 60
+CO_CHANGE_MIN_COMMITS = 2  # a file changed once says nothing about what changes with it
+
+
+def co_change_lift(hits: list[Hit], history: ChangeHistory, anchors: int, weight: float) -> list[Hit]:
+    """Files of the hits that past commits changed together with one of the first `anchors`
+    files move up: in RRF terms over the hits' file order (k CO_CHANGE_K), a file b gains
+    `weight` x (commits changing the anchor and b / commits changing the anchor) x the anchor's
+    term, and never rises above that anchor. Only files among the hits move, and only as a
+    whole: a moved file's chunks keep their order and their scores; the others keep theirs."""
+    files = list(dict.fromkeys(h.path for h in hits))
+    if len(files) < 2 or anchors <= 0 or weight <= 0:
+        return hits
+    place = {f: i for i, f in enumerate(files)}
+    score = {f: 1.0 / (CO_CHANGE_K + i + 1) for i, f in enumerate(files)}
+    for i, anchor in enumerate(files[:anchors]):
+        changed, together = history.co_changes(anchor)
+        if changed < CO_CHANGE_MIN_COMMITS:
+            continue
+        cap = score[anchor] * 0.999
+        for other, n in together.items():
+            if other in score and not is_test_path(other):
+                lifted = score[other] + weight * (n / changed) / (CO_CHANGE_K + i + 1)
+                score[other] = max(score[other], min(lifted, cap))
+    order = sorted(files, key=lambda f: (-score[f], place[f]))
+    if order == files:
+        return hits
+    # Each chunk keeps its position value (the first hit highest); a file's chunks all shift by
+    # one amount, so that its first chunk lands just below the first chunk of the file now above it.
+    value = [float(len(hits) - i) for i in range(len(hits))]
+    first: dict[str, float] = {}
+    for h, v in zip(hits, value, strict=True):
+        first.setdefault(h.path, v)
+    shift: dict[str, float] = {}
+    above: float | None = None
+    for j, f in enumerate(order):
+        top = first[f]
+        if above is not None:
+            top = above - 1e-3 if j < place[f] else min(top, above - 1e-3)  # moved up: right below
+        shift[f] = top - first[f]
+        above = top
+    keyed = sorted(zip(hits, value, range(len(hits)), strict=True), key=lambda t: (-(t[1] + shift[t[0].path]), t[2]))
+    return [h for h, _, _ in keyed]
+
+
 class _Named(Protocol):
     symbol: str | None
 
@@ -485,7 +541,7 @@ def retrieve(
     dense_available: bool = True,
     tuning: Tuning = DEFAULT_TUNING,
     names: EmbeddingCache | None = None,
-    history: FileRanker | None = None,
+    history: ChangeHistory | None = None,
     files: Callable[[], Iterable[str]] | None = None,
     source: FileRanker | None = None,
 ) -> RetrieveResult:
@@ -563,6 +619,11 @@ def retrieve(
     if settings.rerank == "lexical":
         hits = lexical_rerank(query, hits)
     hits = dedupe(hits, settings.max_per_file, tuning.merge, tuning.merge_max_chars)[:top_k]
+    if history is not None and stored_fused and long and tuning.co_change_files and tuning.co_change_weight > 0:
+        # After the cut, among the files of the answer: a file further down moves in no further.
+        hits = co_change_lift(hits, history, tuning.co_change_files, tuning.co_change_weight)
+        if symbols and tuning.symbol_first:
+            hits = symbol_first(hits, symbols)
     context = format_context(
         [ContextChunk(h.path, h.start_line, h.end_line, h.symbol, h.content) for h in hits], max_chars
     )
