@@ -126,9 +126,18 @@ def test_symbol_first_moves_only_exact_definitions() -> None:
 
 
 def test_tests_are_demoted_unless_the_query_asks_for_them() -> None:
-    for p in ("tests/test_x.py", "pkg/x_test.go", "src/a.spec.ts", "x/__tests__/a.js", "src/FooTest.java"):
+    for p in (
+        "tests/test_x.py",
+        "pkg/x_test.go",
+        "src/a.spec.ts",
+        "x/__tests__/a.js",
+        "src/FooTest.java",
+        "src/build_test.cc",
+        "src/util_unittest.cpp",
+        "lib/grape/api_spec.rb",
+    ):
         assert is_test_path(p), p
-    for p in ("src/testing_utils_impl.py", "latest/x.py", "src/contest.py", "attest.go"):
+    for p in ("src/testing_utils_impl.py", "latest/x.py", "src/contest.py", "attest.go", "src/test.cc", "src/latest.h"):
         assert not is_test_path(p), p
     hits = [_hit("tests/test_a.py", 1, 2, 1.0), _hit("a.py", 1, 2, 0.8)]
     assert [h.path for h in demote("parse the header", hits, 0.5)] == ["a.py", "tests/test_a.py"]

@@ -185,14 +185,11 @@ def referenced_issues(message: str) -> set[int]:
     return {int(next(g for g in m.groups() if g)) for m in _REFERENCE.finditer(message)}
 
 
-# Test files ragls' own rule (retrieval.is_test_path, which the commit task uses) does not know:
-# C/C++ unit tests next to the code (`build_test.cc`, `util_unittest.cc`) and RSpec files outside
-# spec/. A fix's test is not where the bug is, so they are never gold files.
-_MORE_TESTS = re.compile(r"(^|/)[^/]*_(unit)?tests?\.(c|cc|cpp|cxx|h|hh|hpp)$|_spec\.rb$")
-
-
 def is_gold_source(path: str) -> bool:
-    return is_source(path) and _MORE_TESTS.search(path) is None
+    """A file a fix can be found in: source code, not a test (retrieval.is_test_path, the rule
+    ragls demotes tests by and the commit task uses; it names C/C++ unit tests next to the code
+    and RSpec files outside spec/ too)."""
+    return is_source(path)
 
 
 def fix_files(git_dir: Path, parent: str, fix: str) -> list[str] | None:

@@ -36,11 +36,14 @@ _DOTTED = re.compile(r"[A-Za-z_$][\w$]*(?:(?:\.|::|#)[A-Za-z_$][\w$]*)+")
 _CALL = re.compile(r"([A-Za-z_$][\w$]*)\s*\(\)")
 _QUOTED = re.compile(r"`([^`\s]+)`")
 # Tests, specs and fixtures: a question about behaviour wants the implementation, and tests
-# restate the same names; a query that asks about tests keeps them at full rank.
+# restate the same names; a query that asks about tests keeps them at full rank. C and C++ unit
+# tests sit next to the code (`build_test.cc`, `util_unittest.cc`), RSpec files anywhere
+# (`*_spec.rb`).
 _TEST_PATH = re.compile(
     r"(^|/)(tests?|__tests__|__mocks__|specs?|testing|testdata|fixtures?)/"
     r"|(^|/)test_[^/]*\.py$|_tests?\.(py|go|rs|rb|exs?)$|\.(test|spec)\.[cm]?[jt]sx?$"
-    r"|(^|/)[^/]*(Test|Tests|Spec)\.(java|kt|cs|scala|swift|php)$|(^|/)conftest\.py$",
+    r"|(^|/)[^/]*(Test|Tests|Spec)\.(java|kt|cs|scala|swift|php)$|(^|/)conftest\.py$"
+    r"|_(unit)?tests?\.(c|cc|cpp|cxx|h|hh|hpp)$|_spec\.rb$",
 )
 _TEST_QUERY = re.compile(
     r"\b(tests?|testing|tested|unit ?tests?|spec|specs|mocks?|mocked|fixtures?|pytest|unittest|jest|mocha|"
