@@ -264,3 +264,47 @@ def test_answer_lifts_the_file_an_earlier_change_described(tmp_path: Path) -> No
         until(lambda: first(rs, "change") == ".teamcity/settings.kts", 30)
     finally:
         idx.stop()
+
+
+def test_a_bug_report_brings_the_file_changed_with_the_first_one_next(tmp_path: Path) -> None:
+    """Through `answer`: a long change description (a bug report) finds the parser first; the
+    loader, which its words do not describe but which past commits always changed with the
+    parser, comes right after it once the history is on."""
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    _git(ws, "init", "-q", "-b", "main")
+    files = {
+        "parser.py": "def parse_section_header(line):\n    # an INI section header such as [server]\n"
+        "    return line.strip()[1:-1]\n",
+        "loader.py": "def merge_into(registry, entries):\n    for key, value in entries:\n        registry[key] = value\n",
+        "writer.py": "def write_section(out, name):\n    # an INI section header\n    out.write(name)\n",
+        "render.py": "def render_section_list(sections):\n    return ', '.join(sections)\n",
+        "cli.py": "def main(argv):\n    # read the INI file named on the command line\n    return argv\n",
+    }
+    _commit(ws, files, "Initial")
+    for n in range(3):  # messages that describe nothing: only the files changed together count
+        _commit(ws, {"parser.py": files["parser.py"] + f"# {n}\n", "loader.py": files["loader.py"] + f"# {n}\n"}, "wip")
+    _commit(ws, {"writer.py": files["writer.py"] + "# w\n"}, "wip")
+    report = (
+        "Parsing a section header fails\n\n"
+        "When an INI file has a section header with spaces around the name, parse_section_header\n"
+        "returns the name with the spaces, and the section is not found afterwards.\n"
+        "Expected: [ server ] parses as the section header server.\n"
+    )
+    settings = Settings.model_validate({"cacheDir": str(tmp_path / "cache"), "indexing": {"watch": False}})
+    idx = Indexer(ws, settings)
+    idx.start()
+    try:
+        until(lambda: idx.snapshot().state == "ready", 120)
+        idx.handle.git_history.build()
+        rs = settings.retrieval
+
+        def files_found(retrieval: RetrievalSettings) -> list[str]:
+            res = answer(idx.handle, retrieval, ws, report, 10, 4000, intent="change")
+            return list(dict.fromkeys(c.path for c in res.chunks))
+
+        off = files_found(rs.model_copy(update={"git_history_commits": 0}))
+        assert off[0] == "parser.py" and off.index("loader.py") > 1, off  # the code alone
+        assert files_found(rs)[:2] == ["parser.py", "loader.py"]
+    finally:
+        idx.stop()
