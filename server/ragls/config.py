@@ -130,7 +130,7 @@ class RetrievalSettings(_Model):
     candidates: int = Field(default=50, ge=5, le=1000)
     """candidates per prefetch before fusion"""
     git_history_commits: int = Field(default=1000, ge=0, le=100_000)
-    """rank higher the files whose recent commit messages match the query: how many of the workspace's newest git commits are read (0: off)"""
+    """rank higher, for a described change, the files whose recent commit messages match it, and for a bug report the files its commits changed together with the first ones found: how many of the workspace's newest git commits are read (0: off)"""
 
 
 class IndexingSettings(_Model):
