@@ -47,7 +47,8 @@ from ragls.protocol import (
 )
 from ragls.query.answer import answer, failed
 from ragls.query.context import ContextChunk, format_context
-from ragls.query.retrieval import Hit, QueryError, chunk_out, compile_globs, is_test_path
+from ragls.query.path_kinds import is_test_path
+from ragls.query.retrieval import Hit, QueryError, chunk_out, compile_globs
 from ragls.status import build_status
 from ragls.watcher import Watcher
 

@@ -4,8 +4,10 @@ current as HEAD moves; and, through `answer`, lifting the file an earlier change
 
 from __future__ import annotations
 
+import contextlib
 import stat
 import subprocess
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -15,7 +17,8 @@ from ragls.config import RetrievalSettings, Settings
 from ragls.git_history import Commit, FileHistory, HistoryTracker, find_repository, load, message_text
 from ragls.index.worker import Indexer
 from ragls.query.answer import answer
-from ragls.query.retrieval import CHANGE_TUNING, Hit, co_change_lift, file_boost
+from ragls.query.file_boosts import co_change_lift, file_boost
+from ragls.query.retrieval import CHANGE_TUNING, Hit
 from tests.gitrepo import commit as _commit
 from tests.gitrepo import git as _git
 from tests.waiting import until
@@ -237,6 +240,20 @@ MATRIX_PY = '''def consolidate_matrix_rows(rows):
 '''
 
 
+@contextlib.contextmanager
+def _ready_index(ws: Path, tmp_path: Path) -> Iterator[Indexer]:
+    """`ws` indexed with the real model, its git history read."""
+    settings = Settings.model_validate({"cacheDir": str(tmp_path / "cache"), "indexing": {"watch": False}})
+    idx = Indexer(ws, settings)
+    idx.start()
+    try:
+        until(lambda: idx.snapshot().state == "ready", 120)
+        idx.handle.git_history.build()
+        yield idx
+    finally:
+        idx.stop()
+
+
 def test_answer_lifts_the_file_an_earlier_change_described(tmp_path: Path) -> None:
     ws = tmp_path / "ws"
     ws.mkdir()
@@ -244,13 +261,8 @@ def test_answer_lifts_the_file_an_earlier_change_described(tmp_path: Path) -> No
     _commit(ws, {".teamcity/settings.kts": "fun unitTests(os: String) = null\n", "matrix.py": MATRIX_PY}, "Initial")
     _commit(ws, {".teamcity/settings.kts": SETTINGS_KTS}, "TeamCity: unit tests on Linux and Windows as one matrix")
     query = "consolidate the unit test matrix configuration in TeamCity"
-    settings = Settings.model_validate({"cacheDir": str(tmp_path / "cache"), "indexing": {"watch": False}})
-    idx = Indexer(ws, settings)
-    idx.start()
-    try:
-        until(lambda: idx.snapshot().state == "ready", 120)
-        idx.handle.git_history.build()
-        rs = settings.retrieval
+    with _ready_index(ws, tmp_path) as idx:
+        rs = idx.settings.retrieval
 
         def first(retrieval: RetrievalSettings, intent: str) -> str:
             return answer(idx.handle, retrieval, ws, query, 5, 4000, intent=intent).chunks[0].path
@@ -262,8 +274,6 @@ def test_answer_lifts_the_file_an_earlier_change_described(tmp_path: Path) -> No
         assert first(rs.model_copy(update={"git_history_commits": 0}), "change") == "matrix.py"
         # On again: read again in the background (a query never waits for it).
         until(lambda: first(rs, "change") == ".teamcity/settings.kts", 30)
-    finally:
-        idx.stop()
 
 
 def test_a_bug_report_brings_the_file_changed_with_the_first_one_next(tmp_path: Path) -> None:
@@ -291,13 +301,8 @@ def test_a_bug_report_brings_the_file_changed_with_the_first_one_next(tmp_path: 
         "returns the name with the spaces, and the section is not found afterwards.\n"
         "Expected: [ server ] parses as the section header server.\n"
     )
-    settings = Settings.model_validate({"cacheDir": str(tmp_path / "cache"), "indexing": {"watch": False}})
-    idx = Indexer(ws, settings)
-    idx.start()
-    try:
-        until(lambda: idx.snapshot().state == "ready", 120)
-        idx.handle.git_history.build()
-        rs = settings.retrieval
+    with _ready_index(ws, tmp_path) as idx:
+        rs = idx.settings.retrieval
 
         def files_found(retrieval: RetrievalSettings) -> list[str]:
             res = answer(idx.handle, retrieval, ws, report, 10, 4000, intent="change")
@@ -306,5 +311,3 @@ def test_a_bug_report_brings_the_file_changed_with_the_first_one_next(tmp_path: 
         off = files_found(rs.model_copy(update={"git_history_commits": 0}))
         assert off[0] == "parser.py" and off.index("loader.py") > 1, off  # the code alone
         assert files_found(rs)[:2] == ["parser.py", "loader.py"]
-    finally:
-        idx.stop()

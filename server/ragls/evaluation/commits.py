@@ -35,7 +35,8 @@ from ragls.evaluation.runner import idle_index
 from ragls.git_history import message_text
 from ragls.index.worker import Indexer
 from ragls.languages import is_code, language_of
-from ragls.query.retrieval import is_test_path, retrieve, tuning_for, uses_source
+from ragls.query.path_kinds import is_test_path
+from ragls.query.retrieval import retrieve, tuning_for, uses_source
 
 FILE_K = 5
 FILE_MRR_K = 10

@@ -186,7 +186,7 @@ def referenced_issues(message: str) -> set[int]:
 
 
 def is_gold_source(path: str) -> bool:
-    """A file a fix can be found in: source code, not a test (retrieval.is_test_path, the rule
+    """A file a fix can be found in: source code, not a test (query.path_kinds.is_test_path, the rule
     ragls demotes tests by and the commit task uses; it names C/C++ unit tests next to the code
     and RSpec files outside spec/ too)."""
     return is_source(path)

@@ -28,48 +28,22 @@ from ragls.gitignore import BACKEND
 from ragls.languages import is_code
 from ragls.protocol import ChunkOut, Position, Range, RetrieveResultOut
 from ragls.query.context import ContextChunk, format_context
+from ragls.query.file_boosts import co_change_lift, file_boost
 from ragls.query.mentions import is_long, mentioned_files, path_mentions
+from ragls.query.path_kinds import is_history_path, is_meta_path, is_test_path
 from ragls.query.query_embedding import shared_query_embedding
 from ragls.store import SearchRequest, Store, StoredHit
 
 _DOTTED = re.compile(r"[A-Za-z_$][\w$]*(?:(?:\.|::|#)[A-Za-z_$][\w$]*)+")
 _CALL = re.compile(r"([A-Za-z_$][\w$]*)\s*\(\)")
 _QUOTED = re.compile(r"`([^`\s]+)`")
-# Tests, specs and fixtures: a question about behaviour wants the implementation, and tests
-# restate the same names; a query that asks about tests keeps them at full rank. C and C++ unit
-# tests sit next to the code (`build_test.cc`, `util_unittest.cc`), RSpec files anywhere
-# (`*_spec.rb`).
-_TEST_PATH = re.compile(
-    r"(^|/)(tests?|__tests__|__mocks__|specs?|testing|testdata|fixtures?)/"
-    r"|(^|/)test_[^/]*\.py$|_tests?\.(py|go|rs|rb|exs?)$|\.(test|spec)\.[cm]?[jt]sx?$"
-    r"|(^|/)[^/]*(Test|Tests|Spec)\.(java|kt|cs|scala|swift|php)$|(^|/)conftest\.py$"
-    r"|_(unit)?tests?\.(c|cc|cpp|cxx|h|hh|hpp)$|_spec\.rb$",
-)
 _TEST_QUERY = re.compile(
     r"\b(tests?|testing|tested|unit ?tests?|spec|specs|mocks?|mocked|fixtures?|pytest|unittest|jest|mocha|"
     r"assert\w*|expect|benchmarks?)\b",
     re.IGNORECASE,
 )
-# Release history (CHANGELOG.md, CHANGES.rst, NEWS, release notes): it restates past changes in
-# the words people describe changes with, so it out-ranks the code a change or question is
-# about; a query about releases or history keeps it at full rank.
-_HISTORY_PATH = re.compile(
-    r"(^|/)(change_?log|changes|history|news|release[-_ ]?notes|releases)([-_.][\w.-]*)?\.(md|markdown|rst|txt|adoc)$"
-    r"|(^|/)(change_?log|changes|history|news|release[-_ ]?notes)$",
-    re.IGNORECASE,
-)
 _HISTORY_QUERY = re.compile(
     r"\b(change ?logs?|release ?notes?|releases?|released|history|news|when (was|were|did)|which version)\b",
-    re.IGNORECASE,
-)
-# Repository process files (CI and issue templates, funding, security and contribution policies,
-# licences): they share a project's vocabulary and answer almost no question about its code; a
-# query about them keeps them at full rank.
-_META_PATH = re.compile(
-    r"(^|/)\.(github|gitlab|circleci|gitea|forgejo)/"
-    r"|(^|/)(code_of_conduct|contributing|security|funding|support|governance|codeowners|maintainers|contributors"
-    r"|authors|licen[cs]e|copying|notice|pull_request_template|issue_template)(-[\w.]+)?"
-    r"(\.(md|markdown|mdx|rst|txt|adoc|yml|yaml))?$",
     re.IGNORECASE,
 )
 _META_QUERY = re.compile(
@@ -291,18 +265,6 @@ def lookup_symbols(query: str) -> list[str]:
     return names
 
 
-def is_test_path(path: str) -> bool:
-    return _TEST_PATH.search(path) is not None
-
-
-def is_history_path(path: str) -> bool:
-    return _HISTORY_PATH.search(path) is not None
-
-
-def is_meta_path(path: str) -> bool:
-    return _META_PATH.search(path) is not None
-
-
 def _to_hit(h: StoredHit) -> Hit:
     p = h.payload
     return Hit(
@@ -427,69 +389,6 @@ def mention_boost(
         scored.append((score, i, h if rank is None else replace(h, score=score)))
     scored.sort(key=lambda t: (-t[0], t[1]))
     return [h for _, _, h in scored]
-
-
-def file_boost(hits: list[Hit], files: list[str], weight: float, k: int) -> list[Hit]:
-    """Add to each hit the weighted RRF term of its file's place in `files` (a ranking of files
-    for the query, best first: the git history's, the source BM25's), as if that ranking were one
-    more fused list; only files already among the hits move. Stable: equal scores keep the order
-    they had."""
-    if not files:
-        return hits
-    place = {path: rank for rank, path in enumerate(files)}
-    scored = []
-    for i, h in enumerate(hits):
-        rank = place.get(h.path)
-        score = h.score if rank is None else h.score + name_rerank.rrf_score(rank, weight, k)
-        scored.append((score, i, h if rank is None else replace(h, score=score)))
-    scored.sort(key=lambda t: (-t[0], t[1]))
-    return [h for _, _, h in scored]
-
-
-# The file-level fusion of co_change_lift: RRF over the answer's file order, rank offset 60.
-CO_CHANGE_K = 60
-CO_CHANGE_MIN_COMMITS = 2  # a file changed once says nothing about what changes with it
-
-
-def co_change_lift(hits: list[Hit], history: ChangeHistory, anchors: int, weight: float) -> list[Hit]:
-    """Files of the hits that past commits changed together with one of the first `anchors`
-    files move up: in RRF terms over the hits' file order (k CO_CHANGE_K), a file b gains
-    `weight` x (commits changing the anchor and b / commits changing the anchor) x the anchor's
-    term, and never rises above that anchor. Only files among the hits move, and only as a
-    whole: a moved file's chunks keep their order and their scores; the others keep theirs."""
-    files = list(dict.fromkeys(h.path for h in hits))
-    if len(files) < 2 or anchors <= 0 or weight <= 0:
-        return hits
-    place = {f: i for i, f in enumerate(files)}
-    score = {f: 1.0 / (CO_CHANGE_K + i + 1) for i, f in enumerate(files)}
-    for i, anchor in enumerate(files[:anchors]):
-        changed, together = history.co_changes(anchor)
-        if changed < CO_CHANGE_MIN_COMMITS:
-            continue
-        cap = score[anchor] * 0.999
-        for other, n in together.items():
-            if other in score and not is_test_path(other):
-                lifted = score[other] + weight * (n / changed) / (CO_CHANGE_K + i + 1)
-                score[other] = max(score[other], min(lifted, cap))
-    order = sorted(files, key=lambda f: (-score[f], place[f]))
-    if order == files:
-        return hits
-    # Each chunk keeps its position value (the first hit highest); a file's chunks all shift by
-    # one amount, so that its first chunk lands just below the first chunk of the file now above it.
-    value = [float(len(hits) - i) for i in range(len(hits))]
-    first: dict[str, float] = {}
-    for h, v in zip(hits, value, strict=True):
-        first.setdefault(h.path, v)
-    shift: dict[str, float] = {}
-    above: float | None = None
-    for j, f in enumerate(order):
-        top = first[f]
-        if above is not None:
-            top = above - 1e-3 if j < place[f] else min(top, above - 1e-3)  # moved up: right below
-        shift[f] = top - first[f]
-        above = top
-    keyed = sorted(zip(hits, value, range(len(hits)), strict=True), key=lambda t: (-(t[1] + shift[t[0].path]), t[2]))
-    return [h for h, _, _ in keyed]
 
 
 class _Named(Protocol):

@@ -5,7 +5,7 @@ functions of one file. The index's lexical vectors are tuned for short questions
 ragls.lexical) and score tests, docs and prose as well; over one document per chunk of non-test
 source code with Okapi's own constants (k1 1.2, b 0.75, the real average length, its own IDF)
 a file ranked by its best chunk is a second opinion that `intent: "change"` fuses like the git
-history's (retrieval.file_boost). Measured on the issue -> files task: docs/history/evaluation-log.md,
+history's (query.file_boosts.file_boost). Measured on the issue -> files task: docs/history/evaluation-log.md,
 "Source BM25 (stop 46)".
 
 The lexicon is built in the background from the store's payloads (a query never waits for it,
@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING
 
 from ragls import lexical
 from ragls.languages import is_code
+from ragls.query.path_kinds import is_test_path  # the same test rule the demotion uses
 
 if TYPE_CHECKING:  # numpy (ragls.bm25) loads with the first build, not at start-up
     from ragls.bm25 import BM25Index, Document
@@ -41,8 +42,6 @@ _RETRY_S = 5.0
 
 
 def is_source_chunk(payload: dict[str, object]) -> bool:
-    from ragls.query.retrieval import is_test_path  # the same test rule the demotion uses
-
     path = str(payload.get("path") or "")
     return (
         is_code(str(payload.get("language") or ""))
