@@ -41,7 +41,10 @@ DEFAULT_EXCLUDES = [
     "dist/",
     "out/",
     "target/",
-    "bin/",
+    # .NET's build output, not every `bin/`: Cargo's `src/bin/`, Ruby's and npm's `bin/` hold
+    # source (a Rust CLI's whole command line lives in `src/bin/NAME/`).
+    "**/bin/Debug/",
+    "**/bin/Release/",
     "obj/",
     ".gradle/",
     ".next/",

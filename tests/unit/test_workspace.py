@@ -42,6 +42,14 @@ def test_nested_gitignore_negation_ragignore_and_info_exclude(tmp_path: Path) ->
     assert found == {"a.py", "pkg/keep.gen.py", "local_y.py"}
 
 
+def test_bin_folders_hold_source_except_dotnet_output(tmp_path: Path) -> None:
+    # Cargo's src/bin/ and the executables of gems and npm packages are code; .NET writes its
+    # build output to bin/Debug and bin/Release.
+    for rel in ["src/bin/tool/main.rs", "bin/cli.js", "App/bin/Debug/net8.0/App.deps.json", "bin/Release/App.xml"]:
+        _write(tmp_path, rel)
+    assert {f.rel for f in discover(tmp_path, Settings()).files} == {"src/bin/tool/main.rs", "bin/cli.js"}
+
+
 def test_settings_include_and_exclude(tmp_path: Path) -> None:
     for rel in ["src/a.py", "src/b.ts", "tests/t.py"]:
         _write(tmp_path, rel)
