@@ -36,6 +36,10 @@ CODE_EXTENSIONS: dict[str, str] = {
     ".txx": "cpp",
     ".cs": "csharp",
     ".rb": "ruby",
+    # Ruby by another name: Rake tasks, gem specifications, Rack configurations.
+    ".rake": "ruby",
+    ".gemspec": "ruby",
+    ".ru": "ruby",
     ".php": "php",
 }
 
@@ -53,6 +57,13 @@ TEXT_EXTENSIONS: dict[str, str] = {
     ".cfg": "ini",
     ".json": "json",
     ".xml": "xml",
+    # MSBuild project files: where a .NET project's dependencies and build settings live.
+    ".csproj": "xml",
+    ".fsproj": "xml",
+    ".vbproj": "xml",
+    ".props": "xml",
+    ".targets": "xml",
+    ".properties": "ini",  # key=value, scanned for secrets like the other config files
     ".html": "html",
     ".htm": "html",
     ".css": "css",
@@ -87,6 +98,7 @@ TEXT_FILENAMES: dict[str, str] = {
     "CMakeLists.txt": "cmake",
     "Gemfile": "ruby",
     "Rakefile": "ruby",
+    "Guardfile": "ruby",
     "Jenkinsfile": "groovy",
 }
 

@@ -293,6 +293,19 @@ def test_cpp_header_with_h_suffix_is_chunked_as_cpp() -> None:
     assert any(c.symbol == "lib.Parser" for c in chunks)
 
 
+def test_ruby_by_other_names_and_dotnet_project_files() -> None:
+    from ragls.languages import is_code, language_of
+
+    for rel in ("lib/tasks/release.rake", "rack.gemspec", "config.ru", "Guardfile"):
+        assert language_of(rel) == "ruby", rel
+    task = 'namespace :release do\n  desc "Tag"\n  task :tag do\n    sh "git tag v1"\n  end\nend\n'
+    assert chunk_file("lib/tasks/release.rake", "ruby", task)
+    # Where a .NET project's packages are declared, and Java's key=value settings: configuration.
+    for rel in ("src/App/App.csproj", "Directory.Build.props", "build/Common.targets", "app.properties"):
+        lang = language_of(rel)
+        assert lang is not None and not is_code(lang), rel
+
+
 def test_export_macros_do_not_hide_classes_and_methods() -> None:
     members = "\n".join(f"    void set_level{i}(int level) {{ level_ = level + {i}; }}" for i in range(30))
     header = f"namespace spd {{\nclass SPD_API logger {{\npublic:\n{members}\n    int level_;\n}};\n}}\n"
