@@ -299,7 +299,7 @@ def build_workspace(
             f.path.unlink()
             dropped += 1
             continue
-        res = read_source(f.path, settings.max_file_bytes)
+        res = read_source(f.path, settings.max_file_bytes, root)
         chunks = []
         if not res.skip:
             text, _ = redact(res.text or "", f.rel)  # the server scans with the path too

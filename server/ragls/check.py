@@ -69,7 +69,7 @@ def _compare(
     records = manifest.all()
     disk = {}
     for f in discover(root, settings).files:
-        res = read_source(f.path, settings.max_file_bytes)
+        res = read_source(f.path, settings.max_file_bytes, root)
         if res.skip is None:
             disk[f.rel] = res.digest
     rep.files_on_disk = len(disk)

@@ -21,6 +21,8 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from pydantic.alias_generators import to_camel
 
+from ragls.untrusted_files import NotRegularFile, read_bounded
+
 # The JSON Schema extension key that marks a trust-sensitive setting (see module docstring).
 SENSITIVE = "x-ragls-sensitive"
 _SENSITIVE = {SENSITIVE: True}
@@ -239,12 +241,23 @@ def user_config_path() -> Path:
     return Path(base) / "ragls" / "config.toml"
 
 
-def _read_toml(path: Path, source: str) -> dict[str, Any]:
-    if not path.is_file():
-        return {}
+# A settings file is a few KB; a bigger one is read no further than this (and does not parse).
+_MAX_SETTINGS_FILE_BYTES = 1 << 20
+
+
+def _read_toml(path: Path, source: str, inside: Path | str) -> dict[str, Any]:
+    """A settings file, opened as untrusted_files does: only a regular file, bounded, and a link
+    only when it resolves into `inside` (the workspace for `.ragls.toml`; "/" for the user's own
+    file, often a link into their dotfiles). Missing, a FIFO, a device: no settings."""
     try:
-        return tomllib.loads(path.read_text("utf-8"))
-    except (OSError, tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        data = read_bounded(path, _MAX_SETTINGS_FILE_BYTES, inside)
+    except (FileNotFoundError, NotADirectoryError, NotRegularFile):
+        return {}
+    except OSError as exc:
+        raise SettingsError(f"cannot read {source}: {exc.strerror or exc}") from exc
+    try:
+        return tomllib.loads(data.decode("utf-8"))
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
         raise SettingsError(f"cannot read {source}: {exc}") from exc
 
 
@@ -342,14 +355,14 @@ def resolve_settings(root: Path | None, *layers: tuple[str, Any]) -> ResolvedSet
     """Merge defaults < user config file < workspace .ragls.toml < client layers (name, dict),
     dropping the workspace file's sensitive keys unless the user trusts the folder."""
     user_path = user_config_path()
-    user = _parse(str(user_path), _read_toml(user_path, str(user_path)))
+    user = _parse(str(user_path), _read_toml(user_path, str(user_path), "/"))
     trusted_layers = [user] + [_parse(name, layer) for name, layer in layers]
     workspace: dict[str, Any] = {}
     ignored: list[str] = []
     repaired: list[str] = []
     if root is not None:
         try:
-            raw = _read_toml(root / WORKSPACE_FILE, WORKSPACE_FILE)
+            raw = _read_toml(root / WORKSPACE_FILE, WORKSPACE_FILE, root)
         except SettingsError as exc:  # a file that does not parse sets nothing
             raw, repaired = {}, [f"{exc}; ignored"]
         else:

@@ -7,16 +7,21 @@ commits that changed it, and a query ranks files by BM25 over those documents
 TeamCity settings") usually touches the files earlier changes in the same words touched.
 Measured on the commit -> files task in docs/history/evaluation-log.md.
 
-The repository is untrusted input: it is read with dulwich, as data only. No `git` process
-runs, so nothing in the repository's configuration (pagers, gpg programs, fsmonitor hooks)
-can choose what runs. The walk is bounded (`max_commits`, commits changing more than
-`MAX_FILES_PER_COMMIT` files are skipped, messages are cut), and any failure to read leaves
-the history off rather than failing indexing or a query.
+The repository is untrusted input, `.git` included: it is read with dulwich, as data only, in
+a child process with no stdin, a memory limit and a timeout (ragls.git_read), so neither a
+program its configuration names nor a control file pointing at `/proc/self/fd/0` or a FIFO can
+run, steal the server's input or block it. The walk is bounded (`max_commits`, commits changing
+more than `git_read.MAX_FILES_PER_COMMIT` files are skipped, messages are cut), and any failure to read
+leaves the history off rather than failing indexing or a query.
 """
 
 from __future__ import annotations
 
+import json
 import logging
+import os
+import subprocess
+import sys
 import threading
 import time
 from collections import Counter
@@ -26,13 +31,10 @@ from typing import Protocol
 
 from ragls import lexical
 from ragls.bm25 import BM25Index, Document
+from ragls.git_read import READ_TIMEOUT_S, Commit, read_commits
 
 log = logging.getLogger(__name__)
 
-# A commit touching more files than this is a sweep (reformatting, a licence header, a rename
-# of a package) whose message says nothing about any one file.
-MAX_FILES_PER_COMMIT = 100
-MAX_MESSAGE_CHARS = 2000
 # Co-changes count commits of at most this many files: in a larger one any two files are there
 # together by chance (a rename, a dependency bump), not because one change needs both.
 CO_CHANGE_MAX_FILES = 30
@@ -48,22 +50,6 @@ class ChangeHistory(FileRanker, Protocol):
     def co_changes(self, path: str) -> tuple[int, Counter[str]]: ...
 
 
-@dataclass(frozen=True)
-class Commit:
-    message: str  # subject and first body paragraph, one line
-    paths: tuple[str, ...]  # repository-relative, '/'-separated
-
-
-def message_text(message: str) -> str:
-    """A commit message's subject plus the first paragraph of its body, on one line; trailers
-    (Signed-off-by, Co-authored-by) are not a description."""
-    paragraphs = [p.strip() for p in message.strip().split("\n\n") if p.strip()]
-    kept = paragraphs[:2]
-    if len(kept) == 2 and all(":" in line.split(" ", 1)[0] for line in kept[1].splitlines()):
-        kept = kept[:1]
-    return " ".join(" ".join(kept).split())[:MAX_MESSAGE_CHARS]
-
-
 def find_repository(root: Path) -> tuple[Path, str] | None:
     """The git repository holding `root` (its own or an enclosing one) and `root`'s path inside
     it ('' or 'sub/dir/'), or None."""
@@ -75,34 +61,34 @@ def find_repository(root: Path) -> tuple[Path, str] | None:
     return None
 
 
-def read_commits(repo_dir: Path, rev: str | None, max_commits: int) -> tuple[str, list[Commit]]:
-    """(the commit walked from, the newest `max_commits` commits reachable from `rev` (HEAD when
-    None) that have one parent, newest first). `repo_dir` is a work tree or a bare repository."""
-    from dulwich.repo import Repo
+class HistoryReadError(RuntimeError):
+    """The child could not read the history; the message says why."""
 
-    repo = Repo(str(repo_dir))
+
+@dataclass(frozen=True)
+class Read:
+    head: str
+    commits: list[Commit]
+    watch: list[str]  # the files whose change means HEAD may have moved (git_read._watch)
+
+
+def read_in_child(repo_dir: Path, rev: str | None, max_commits: int, timeout: float = READ_TIMEOUT_S + 5) -> Read:
+    """The repository's history, read by `python -m ragls.git_read` (see that module for why a
+    child): no stdin, killed after `timeout` s."""
+    cmd = [sys.executable, "-m", "ragls.git_read", str(repo_dir), rev or "", str(max_commits)]
     try:
-        head = repo.head() if rev is None else repo[rev.encode("ascii")].id
-        commits: list[Commit] = []
-        for entry in repo.get_walker(include=[head], max_entries=max_commits):
-            commit = entry.commit
-            if len(commit.parents) != 1 or commit.parents[0] not in repo.object_store:
-                # A merge restates its branch's commits; the root commit, and the oldest commit
-                # of a shallow clone (its parent not fetched), would seem to add every file.
-                continue
-            paths: set[str] = set()
-            for change in entry.changes():
-                for side in (change.old, change.new):  # type: ignore[union-attr]
-                    if side is not None and side.path:
-                        paths.add(side.path.decode("utf-8", "replace"))
-            if not paths or len(paths) > MAX_FILES_PER_COMMIT:
-                continue
-            text = message_text(commit.message.decode("utf-8", "replace"))
-            if text:
-                commits.append(Commit(text, tuple(sorted(paths))))
-        return head.decode("ascii"), commits
-    finally:
-        repo.close()
+        proc = subprocess.run(cmd, stdin=subprocess.DEVNULL, capture_output=True, timeout=timeout, check=False)
+    except subprocess.TimeoutExpired:
+        raise HistoryReadError(f"reading the history took over {timeout:.0f} s; stopped") from None
+    if proc.returncode != 0:
+        why = proc.stderr.decode("utf-8", "replace").strip().splitlines()
+        raise HistoryReadError(why[-1] if why else f"the reader exited with status {proc.returncode}")
+    try:
+        data = json.loads(proc.stdout)
+        commits = [Commit(str(m), tuple(str(p) for p in paths)) for m, paths in data["commits"]]
+        return Read(str(data["head"]), commits, [str(w) for w in data["watch"]])
+    except (ValueError, KeyError, TypeError) as exc:
+        raise HistoryReadError(f"unreadable answer from the reader: {exc}") from None
 
 
 class FileHistory:
@@ -146,18 +132,21 @@ class FileHistory:
 
 
 def load(repo_dir: Path, rev: str | None, max_commits: int, prefix: str = "") -> FileHistory:
-    head, commits = read_commits(repo_dir, rev, max_commits)
+    """In this process, for repositories the user chose (the evaluation's mirrors)."""
+    head, commits, _ = read_commits(repo_dir, rev, max_commits)
     return FileHistory(head, commits, prefix)
 
 
-def _head_of(repo_dir: Path) -> str | None:
-    from dulwich.repo import Repo
-
-    repo = Repo(str(repo_dir))
-    try:
-        return repo.head().decode("ascii")
-    finally:
-        repo.close()
+def _fingerprint(paths: list[str]) -> tuple[tuple[int, int, int] | None, ...]:
+    """What `stat` says of each watched file (never an open, so never a block)."""
+    out: list[tuple[int, int, int] | None] = []
+    for p in paths:
+        try:
+            st = os.stat(p)
+            out.append((st.st_ino, st.st_mtime_ns, st.st_size))
+        except OSError:
+            out.append(None)
+    return tuple(out)
 
 
 class HistoryTracker:
@@ -175,7 +164,10 @@ class HistoryTracker:
         self._lock = threading.Lock()
         self._building = False
         self._checked = 0.0
-        self._seen_head: str | None = None  # the HEAD the last build started from
+        # What stat said of the watched files when the last read started (a read, failed or not,
+        # is not repeated until one of them changes); before a first read, `.git` and its HEAD.
+        self._seen: tuple[tuple[int, int, int] | None, ...] | None = None
+        self._watch = [str(self.repo_dir / ".git"), str(self.repo_dir / ".git" / "HEAD")] if self.repo_dir else []
         self._attempted = threading.Event()  # set once a first read ended (read or failed)
 
     @property
@@ -186,9 +178,10 @@ class HistoryTracker:
         """Retrieval settings apply to the next query: another count reads the history again."""
         if max_commits != self.max_commits:
             self.max_commits = max_commits
-            self._seen_head, self._checked = None, 0.0
+            self._seen, self._checked = None, 0.0
             if max_commits == 0:
                 self.history = None
+                self._attempted.clear()  # the next request that asks for it waits for its read again
 
     def current(self) -> FileHistory | None:
         if not self.enabled:
@@ -226,38 +219,43 @@ class HistoryTracker:
         """Read the history now, in the calling thread (tests, the CLI)."""
         with self._lock:
             self._building = True
-        self._seen_head = None
+        self._seen = None
         self._refresh()
         return self.history
 
     def _refresh(self) -> None:
-        """Read the history again if HEAD moved since the last read (a commit, a checkout)."""
+        """Read the history again if HEAD may have moved since the last read (a commit, a checkout)."""
         try:
-            if not self.enabled:
-                return
-            assert self.repo_dir is not None
-            t0, max_commits = time.perf_counter(), self.max_commits
-            try:
-                head = _head_of(self.repo_dir)
-                if head == self._seen_head:
-                    return
-                self._seen_head = head  # a failed read is not retried until HEAD moves
-                history = load(self.repo_dir, head, max_commits, self.prefix)
-            except Exception as exc:  # unreadable or corrupt repository, no commit yet: no history
-                self.error = f"{type(exc).__name__}: {exc}"
-                log.warning("git history not read from %s: %s", self.repo_dir, self.error)
-                return
-            if max_commits != self.max_commits:  # configure() changed it meanwhile: read again
-                self._seen_head = None
-                return
-            self.history, self.error = history, None
-            log.info(
-                "git history: %d commits over %d files read in %.2f s",
-                history.commits,
-                history.files,
-                time.perf_counter() - t0,
-            )
+            while self.enabled and self._read_if_moved():
+                pass  # configure() changed the count during the read: read again at once
         finally:
             with self._lock:
                 self._building = False
             self._attempted.set()
+
+    def _read_if_moved(self) -> bool:
+        """One read if a watched file changed; True when the count changed meanwhile."""
+        assert self.repo_dir is not None
+        t0, max_commits = time.perf_counter(), self.max_commits
+        seen = _fingerprint(self._watch)
+        if seen == self._seen:
+            return False
+        self._seen = seen  # a failed read is not retried until a watched file changes
+        try:
+            read = read_in_child(self.repo_dir, None, max_commits)
+        except HistoryReadError as exc:  # unreadable, corrupt or hostile repository, no commit yet
+            self.error = str(exc)
+            log.warning("git history not read from %s: %s", self.repo_dir, self.error)
+            return False
+        if max_commits != self.max_commits:
+            self._seen = None
+            return True
+        self._watch, self._seen = read.watch, _fingerprint(read.watch)
+        self.history, self.error = FileHistory(read.head, read.commits, self.prefix), None
+        log.info(
+            "git history: %d commits over %d files read in %.2f s",
+            self.history.commits,
+            self.history.files,
+            time.perf_counter() - t0,
+        )
+        return False

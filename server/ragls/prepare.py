@@ -118,7 +118,7 @@ def _read(root: str, job: FileJob, max_bytes: int) -> tuple[ReadResult, int, int
         st = os.stat(path)
     except OSError:
         return ReadResult(None, "", "vanished"), 0, 0
-    return read_source(path, max_bytes), st.st_size, st.st_mtime_ns
+    return read_source(path, max_bytes, root), st.st_size, st.st_mtime_ns
 
 
 def prepare_file(root: str, job: FileJob, indexing: IndexingSettings, max_bytes: int) -> Prepared:

@@ -12,12 +12,12 @@ from __future__ import annotations
 import logging
 import os
 import queue
-import stat
 import threading
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
 from ragls.threads import lower_priority
+from ragls.untrusted_files import read_bounded
 
 log = logging.getLogger(__name__)
 
@@ -60,18 +60,9 @@ def _read_regular(path: str, max_bytes: int) -> bytes | None:
     """The head of a regular file, or None. A waiting file may have been replaced since discovery
     (by a FIFO that would block the read, by a link): those are left to the pass, which checks."""
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOFOLLOW", 0))
+        return read_bounded(path, max_bytes)
     except OSError:
         return None
-    try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            return None
-        with os.fdopen(fd, "rb", closefd=False) as fh:
-            return fh.read(max_bytes)
-    except OSError:
-        return None
-    finally:
-        os.close(fd)
 
 
 class Seeker:

@@ -20,6 +20,7 @@ from ragls.config import Settings
 from ragls.gitignore import PatternSet, compile_spec
 from ragls.languages import language_of
 from ragls.secrets import is_secret_file
+from ragls.untrusted_files import is_inside, read_bounded, read_text_bounded
 
 log = logging.getLogger(__name__)
 
@@ -134,15 +135,15 @@ class Discovery:
 
 class IgnoreRules:
     """gitignore semantics across nested .gitignore/.ragignore files, plus defaults, the
-    `exclude` setting and `.git/info/exclude`. Deeper files override shallower ones."""
+    `exclude` setting, `.git/info/exclude` and the user's own git excludes file. Deeper files
+    override shallower ones."""
 
     def __init__(self, root: Path, settings: Settings) -> None:
         self.root = root
         self._base = PatternSet(DEFAULT_EXCLUDES)
-        top_lines: list[str] = []
-        info_exclude = root / ".git" / "info" / "exclude"
-        top_lines += _read_lines(info_exclude)
-        self._top = PatternSet(top_lines, ".git/info/exclude")
+        # Git's order: the user's excludes file < .git/info/exclude < each .gitignore (deeper wins).
+        self._global = PatternSet(_read_lines(user_excludes_file(), inside="/"), "core.excludesFile")
+        self._top = PatternSet(_read_lines(root / ".git" / "info" / "exclude"), ".git/info/exclude")
         self._user = PatternSet(settings.exclude, "exclude")
         self._include = compile_spec(settings.include, "include") if settings.include else None
         self._dir_specs: dict[str, PatternSet | None] = {}
@@ -167,7 +168,7 @@ class IgnoreRules:
         """Whether this path itself is ignored (its parents are checked by the caller)."""
         probe = rel + "/" if is_dir else rel
         verdict: bool | None = None
-        for spec in (self._base, self._top):
+        for spec in (self._base, self._global, self._top):
             r = spec.verdict(probe)
             if r is not None:
                 verdict = r
@@ -204,12 +205,34 @@ _IGNORE_FILES = frozenset((".gitignore", ".ragignore"))
 _MAX_IGNORE_FILE_BYTES = 1 << 20
 
 
-def _read_lines(p: Path | str) -> list[str]:
+def _read_lines(p: Path | str, inside: str | None = None) -> list[str]:
+    """An ignore file's lines. As git does (2.32+), a repository's link there is not followed:
+    the repository chose it (`.gitignore -> /proc/self/fd/0` is the server's own input), and so
+    is a FIFO or a device, which is never read either. The user's own file (`inside="/"`) may be
+    a link (dotfiles are), still only to a regular file."""
     try:
-        with open(p, encoding="utf-8", errors="replace") as fh:
-            return fh.read(_MAX_IGNORE_FILE_BYTES).splitlines()
+        return read_text_bounded(p, _MAX_IGNORE_FILE_BYTES, inside).splitlines()
     except OSError:
         return []
+
+
+def user_excludes_file() -> Path:
+    """The user's own ignore file, as git finds it: `core.excludesFile` from their git config
+    (`~/.gitconfig`, `$XDG_CONFIG_HOME/git/config`, `/etc/gitconfig`, `$GIT_CONFIG_GLOBAL`),
+    else `$XDG_CONFIG_HOME/git/ignore` (`~/.config/git/ignore`). `git status` hides what it
+    lists, so a user's `*.local.md` notes must not be indexed either. Read from the user's files
+    only: a repository's `.git/config` cannot name a file for ragls to read."""
+    from dulwich.config import StackedConfig
+
+    try:
+        value = StackedConfig(StackedConfig.default_backends()).get(("core",), "excludesFile")
+        return Path(os.path.expanduser(value.decode("utf-8", "replace")))
+    except KeyError:
+        pass
+    except Exception as exc:  # a user config dulwich cannot parse: git's default file still counts
+        log.warning("cannot read core.excludesFile from your git config: %s", exc)
+    xdg = os.environ.get("XDG_CONFIG_HOME") or os.path.join(os.path.expanduser("~"), ".config")
+    return Path(xdg) / "git" / "ignore"
 
 
 def classify(rel: str, rules: IgnoreRules, settings: Settings, st: os.stat_result) -> str | None:
@@ -243,10 +266,6 @@ def discover(root: Path, settings: Settings, rules: IgnoreRules | None = None) -
     return out
 
 
-def _inside(real_root: str, target: str) -> bool:
-    return target == real_root or target.startswith(real_root + os.sep)
-
-
 def target_skip(real_root: str, target: str, rules: IgnoreRules) -> str | None:
     """Why a link inside the root must not be read, decided on what it resolves to (`target`,
     a real path inside `real_root`), never on its own name: `docs/setup.md -> ../.env` is a
@@ -277,11 +296,11 @@ def link_skip(real_root: str, rel: str, rules: IgnoreRules, real_dirs: dict[str,
         if real_dirs is not None:
             real_dirs[parent] = real_parent
     if real_parent != parent:
-        return "symlink_dir" if _inside(real_root, real_parent) else "outside_workspace"
+        return "symlink_dir" if is_inside(real_root, real_parent) else "outside_workspace"
     if not os.path.islink(full):
         return None  # an ordinary file in an ordinary folder of the root
     target = os.path.realpath(full)
-    if not _inside(real_root, target):
+    if not is_inside(real_root, target):
         return "outside_workspace"
     return target_skip(real_root, target, rules) or ("symlink_dir" if os.path.isdir(target) else None)
 
@@ -312,7 +331,7 @@ def _walk(root: Path, rules: IgnoreRules, skipped: Counter[str]) -> Iterator[tup
                     target = os.path.realpath(entry.path)
                     # Never follow a link out of the workspace, and never into a directory
                     # (that is how symlink loops start).
-                    if not _inside(real_root, target):
+                    if not is_inside(real_root, target):
                         skipped["outside_workspace"] += 1
                         continue
                     if why := target_skip(real_root, target, rules):
@@ -355,11 +374,13 @@ def content_hash(data: bytes) -> str:
 CONTENT_CHECKS = 2  # 2: the generated-file notice (_GENERATED) no longer matches prose
 
 
-def read_source(path: Path, max_bytes: int) -> ReadResult:
-    """Read and decode a file, or say why it must be skipped (binary, minified, ...)."""
+def read_source(path: Path | str, max_bytes: int, root: Path | str) -> ReadResult:
+    """Read and decode a file of the workspace at `root`, or say why it must be skipped (binary,
+    minified, ...). Opened as untrusted (untrusted_files): a link is read only when it resolves
+    inside the root, and only a regular file: one replaced since discovery by a FIFO or a link
+    out of the root is `unreadable`, never a blocked or a stolen read."""
     try:
-        with open(path, "rb") as fh:
-            data = fh.read(max_bytes + 1)
+        data = read_bounded(path, max_bytes + 1, inside=root)
     except FileNotFoundError:
         return ReadResult(None, "", "vanished")
     except OSError:

@@ -142,7 +142,7 @@ def test_unreadable_and_vanishing_files(tmp_path: Path) -> None:
             "import sys; from pathlib import Path; from ragls.workspace import discover, read_source\n"
             "from ragls.config import Settings\n"
             "d = discover(Path(sys.argv[1]), Settings())\n"
-            "print(sorted((f.rel, read_source(f.path, 10**6).skip) for f in d.files), dict(d.skipped))\n"
+            "print(sorted((f.rel, read_source(f.path, 10**6, sys.argv[1]).skip) for f in d.files), dict(d.skipped))\n"
         )
         server_dir = Path(__file__).resolve().parents[2] / "server"
         out = subprocess.run(
@@ -163,4 +163,4 @@ def test_unreadable_and_vanishing_files(tmp_path: Path) -> None:
     gone.write_text("x = 1\n")
     d = discover(tmp_path, Settings())
     gone.unlink()
-    assert read_source(d.files[0].path, 10**6).skip == "vanished"
+    assert read_source(d.files[0].path, 10**6, tmp_path).skip == "vanished"

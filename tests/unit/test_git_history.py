@@ -12,9 +12,10 @@ from pathlib import Path
 
 import pytest
 
-from ragls import git_history
+from ragls import git_history, git_read
 from ragls.config import RetrievalSettings, Settings
-from ragls.git_history import Commit, FileHistory, HistoryTracker, find_repository, load, message_text
+from ragls.git_history import FileHistory, HistoryTracker, find_repository, load
+from ragls.git_read import Commit, message_text
 from ragls.index.worker import Indexer
 from ragls.query.answer import answer
 from ragls.query.file_boosts import co_change_lift, file_boost
@@ -57,7 +58,7 @@ def test_merges_and_sweeping_commits_say_nothing_about_a_file(repo: Path, monkey
     _git(repo, "checkout", "-q", "main")
     _commit(repo, {"pkg/parser.py": "def parse(s):\n    return (s or '').strip()\n"}, "Strip whitespace")
     _git(repo, "merge", "-q", "--no-ff", "-m", "Merge branch side: zebra", "side")
-    monkeypatch.setattr(git_history, "MAX_FILES_PER_COMMIT", 1)
+    monkeypatch.setattr(git_read, "MAX_FILES_PER_COMMIT", 1)
     _commit(repo, {"pkg/parser.py": "# header\n", "pkg/net.py": "# header\n"}, "Add licence headers everywhere")
     history = load(repo, None, 1000)
     assert history.rank("zebra", 5) == []  # the merge's own message
@@ -97,7 +98,7 @@ def test_no_repository_means_no_history(tmp_path: Path) -> None:
 def test_message_text_is_subject_and_first_paragraph_without_trailers() -> None:
     assert message_text("Fix it\n\nBecause.\nReally.\n\nMore.") == "Fix it Because. Really."
     assert message_text("Add Clone\n\nSigned-off-by: A <a@b>\n") == "Add Clone"
-    assert len(message_text("x " * 5000)) == git_history.MAX_MESSAGE_CHARS
+    assert len(message_text("x " * 5000)) == git_read.MAX_MESSAGE_CHARS
 
 
 def test_reading_runs_nothing_the_repository_configures(repo: Path, tmp_path: Path) -> None:

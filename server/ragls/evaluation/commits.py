@@ -32,7 +32,7 @@ from ragls import git_history, lexical
 from ragls.config import Settings
 from ragls.evaluation.bm25 import BM25Index, function_documents, windows
 from ragls.evaluation.runner import idle_index
-from ragls.git_history import message_text
+from ragls.git_read import message_text
 from ragls.index.worker import Indexer
 from ragls.languages import is_code, language_of
 from ragls.query.path_kinds import is_test_path
