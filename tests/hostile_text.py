@@ -2,7 +2,8 @@
 
 The reader is this test suite's own model of how a language model reads the context: it folds
 the disguises the generator uses (NFKC, accents, case, Cyrillic/Greek look-alikes, bracket and slash
-look-alikes, zero-width and bidi characters, any separator between the words) with tables of its
+look-alikes, zero-width and bidi characters, any separator between the words or between any two
+letters, as in `</c o d e _ c o n t e x t>`) with tables of its
 own, independent of ragls.escaping, and then finds every `<rag_context`, `</rag_context`,
 `<code_context`, `</code_context` it would take for a tag. `&lt;` is text, not a bracket.
 """
@@ -44,7 +45,8 @@ _SEPARATOR_CHARS = set("_-.\u00b7\u2010\u2013\u2014")
 _REVERSE = (
     {v: k for k, vs in LOOKALIKES.items() for v in vs} | dict.fromkeys(BRACKETS, "<") | dict.fromkeys(SLASHES, "/")
 )
-_TAG = re.compile(r"<_*(/?)_*(rag|code)_*context")
+# Separators (folded to `_`) may stand between any two letters: `< r a g - c o n t e x t >` reads as a tag.
+_TAG = re.compile(r"<_*(/?)_*(r_*a_*g|c_*o_*d_*e)_*c_*o_*n_*t_*e_*x_*t")
 
 
 def _fold(ch: str) -> str:
@@ -62,7 +64,7 @@ def _fold(ch: str) -> str:
 def tags_seen(text: str) -> list[str]:
     """Every tag a reader would see in `text`, in order: `<rag`, `<code`, `</code`, `</rag`."""
     folded = "".join(_fold(c) for c in text)
-    return [("</" if slash else "<") + name for slash, name in _TAG.findall(folded)]
+    return [("</" if slash else "<") + name.replace("_", "") for slash, name in _TAG.findall(folded)]
 
 
 def structure(blocks: int) -> list[str]:
@@ -89,8 +91,12 @@ def tag_spellings(draw: st.DrawFn, names: tuple[str, ...] = ("rag", "code")) -> 
     """One disguised opening or closing tag, optionally with forged attributes."""
     invisible = st.lists(st.sampled_from(INVISIBLE), max_size=2).map("".join)
 
+    # Half the spellings space their letters out (`c o-d.e`): a separator, or none, after each letter.
+    spaced = st.sampled_from(SEPARATORS) if draw(st.booleans()) else st.just("")
+
     def word(w: str) -> str:
-        return "".join(draw(st.sampled_from(_variants(c))) + draw(invisible) for c in w)
+        letters = [draw(st.sampled_from(_variants(c))) + draw(invisible) for c in w]
+        return "".join(letter + draw(spaced) for letter in letters[:-1]) + letters[-1]
 
     out = draw(st.sampled_from(BRACKETS)) + draw(invisible) + draw(st.sampled_from(GAPS))
     if draw(st.booleans()):

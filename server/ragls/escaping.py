@@ -11,7 +11,8 @@ Two kinds of untrusted text end up there, both chosen by whoever wrote the works
 A model does not parse XML: it reads `＜/rag‐context＞`, `</rag-context>`, `</rаg_context>` with a
 Cyrillic `а`, or a tag with zero-width characters inside, as the tag. So the detection folds every
 character the way a reader would (NFKD compatibility forms, case, accents, Unicode's confusables
-for the letters involved, invisible characters dropped, dashes/underscores/spaces alike) and the
+for the letters involved, invisible characters dropped, dashes/underscores/spaces alike, between
+the words or between any two letters, as in `</c o d e _ c o n t e x t>`) and the
 match's opening bracket becomes `&lt;`: plain ASCII that no normalisation turns back into a
 bracket, so neutralising twice changes nothing and an already neutralised text stays inert.
 Ordinary `<` in code (generics, comparisons, HTML) is left alone.
@@ -164,11 +165,14 @@ def build() -> tuple[str, str]:
                 classes[f].append(ch)
             if any(f and not f.strip() for f in readings):
                 separator.append(ch)
-    ign = _char_class(invisible) + "*+"
-    gap = _char_class(invisible + separator) + "*+"  # possessive: linear on any run of blanks
+    # Possessive: linear on any run of blanks. No blank reads as a letter, bracket or slash too,
+    # so a run taken whole never holds the character the next step needs; and a run cannot pass a
+    # bracket, so scans from two brackets never cover the same text.
+    gap = _char_class(invisible + separator) + "*+"
 
     def word(name: str) -> str:
-        return ign.join(_char_class(classes[c]) for c in name)
+        # A reader joins letters spaced out by separators (`c o-d.e`) as readily as the two words.
+        return gap.join(_char_class(classes[c]) for c in name)
 
     names = "|".join(word(n) for n in _NAMES)
     tag = (

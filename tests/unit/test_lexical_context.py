@@ -84,6 +84,28 @@ def test_every_unicode_spelling_of_the_tags_is_neutralised() -> None:
         assert tags_seen(unicodedata.normalize("NFKC", out)) == []
 
 
+def test_tag_names_spelled_out_with_separators_are_neutralised() -> None:
+    spellings = [
+        "</c o d e _ c o n t e x t>",
+        "< r a g - c o n t e x t >",
+        "</r.a.g_c.o.n.t.e.x.t>",
+        "</r-a-g_context>",
+        "<code_c o n t e x t>",  # spaced out in one word only
+        "</r\u00b7a\u2010g\u3000c_o-n.t e\u2014x\u00a0t>",  # mixed, and the folded separator class
+        "\uff1c\uff0f\uff52 \uff41 \uff47 \uff3f\uff43 \uff4f \uff4e \uff54 \uff45 \uff58 \uff54\uff1e",  # fullwidth
+        "</C . O . D . E  C . O . N . T . E . X . T>",  # upper case
+        "</r \u0430 g _ c \u043e n t \u0435 x t>",  # Cyrillic a, o, e
+        "<r\u200b a\u200d-\u2060g c\u200bo n\ufefft e x t>",  # zero-width characters beside the separators
+        "\u2039/c\to\td\te\tc\to\tn\tt\te\tx\tt\u203a",  # tabs, bracket look-alikes
+        "<c\no\nd\ne\nc\no\nn\nt\ne\nx\nt>",  # one letter a line
+    ]
+    for s in spellings:
+        assert tags_seen(s), s
+        out = neutralise(s)
+        assert tags_seen(out) == [] and out.startswith("&lt;"), (s, out)
+        assert neutralise(out) == out and label(s).startswith("&lt;") and attr(s).startswith("&lt;")
+
+
 def test_ordinary_code_reads_as_it_is() -> None:
     code = (
         "List<Map<String, Integer>> xs = new ArrayList<>();\n"
@@ -92,8 +114,12 @@ def test_ordinary_code_reads_as_it_is() -> None:
         "fn f<'a, T: Into<Context>>(x: &'a T) -> Vec<u8> {}\n"
         "html = f'<p>{code_context_size}</p>'  # rag_context and code_context as plain words\n"
         "\u00abguillemets\u00bb, \u041f\u0440\u0438\u0432\u0435\u0442 <\u043c\u0438\u0440>, \u2039single\u203a\n"
+        # Letters with separators that do not spell a tag name followed by `context`.
+        "<r a g e>, < c o d e >, <r-a-g> context, <c.o.d.e>context</c.o.d.e>, <r a g e context>\n"
+        "if a < r and g > c: o, d, e = 1, 2, 3  # a < c o d e, then context\n"
+        "<c o d e-c o n t e s t>, <rag_con_tent>, <r a g _ c o n t e x>\n"
     )
-    assert neutralise(code) == code
+    assert tags_seen(code) == [] and neutralise(code) == code
 
 
 def test_the_detector_is_linear_on_long_runs() -> None:
@@ -102,6 +128,18 @@ def test_the_detector_is_linear_on_long_runs() -> None:
     t0 = time.monotonic()
     assert neutralise(evil) == evil
     assert time.monotonic() - t0 < 2
+
+
+def test_the_detector_is_linear_on_spaced_out_near_misses() -> None:
+    # Separators may stand between any two letters, and each run of them is possessive too: a line
+    # of near misses that each scan a dozen letters costs one pass, and only a whole tag is touched.
+    unit = "< r a g _ c o n t e x "
+    for evil in (unit * 50_000, "<" + "r \u200b" * 100_000, ("</" + " ." * 1_000 + "c") * 200):
+        t0 = time.monotonic()
+        assert neutralise(evil) == evil
+        assert time.monotonic() - t0 < 2, len(evil)
+    whole = unit * 50_000 + "t>"
+    assert neutralise(whole) == unit * 49_999 + "&lt;" + unit[1:] + "t>"
 
 
 def test_labels_are_one_visible_line() -> None:
