@@ -72,7 +72,7 @@ def index_status(c: IndexCounters, settings: Settings, embedder: Embedder | None
         errors=[ErrorOut(path=e.path, message=e.message, time=e.time) for e in c.errors],
         workspace=c.workspace,
         message=c.message,
-        warnings=[w] if (w := getattr(embedder, "device_warning", "")) else [],
+        warnings=[*([w] if (w := getattr(embedder, "device_warning", "")) else []), *c.warnings],
     )
 
 

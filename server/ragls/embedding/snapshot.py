@@ -4,13 +4,16 @@ versioned, content-addressed file that CI and teammates share (docs/scaling.md).
 A snapshot maps the hash of each chunk's embedded text (chunking.model.embedding_hash, which
 already covers the text format) to its vector, and the same hash to the chunk's name vector
 (name_rerank), for one embedder identity. It holds no source text: a hash is only useful to
-someone who has the code. Importing puts the vectors into the embedding cache, from where
-indexing takes them as it takes any cached vector, so a chunk whose text changed since the
-snapshot is simply embedded as usual.
+someone who has the code. An import (snapshot_source.py) puts the vectors beside the embedding
+cache's own, never over them (embedding/cache.py), and indexing checks a sample of those it
+takes against the model (index/backfill.py); a chunk whose text changed since the snapshot is
+simply embedded as usual.
 
 The file is untrusted input (a download, an artifact): it is parsed, never executed (no
-pickle), bounded in size, checked against its own checksum and header before a vector is used,
-and refused whole when it was made by another model, dimension or text format.
+pickle), bounded in size, checked against its own checksum and header in one streaming pass
+before a vector is used, read a batch at a time, and refused whole when it was made by another
+model, dimension or text format. A well-formed file can still lie about its vectors: that is
+what the import and indexing check (docs/security.md).
 
 Layout (little-endian):
     MAGIC (8 bytes) | header length (u32) | header (UTF-8 JSON) | body
@@ -27,7 +30,8 @@ import json
 import os
 import struct
 import tempfile
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, BinaryIO
@@ -45,7 +49,11 @@ MAX_HEADER = 64 * 1024
 # 4 million vectors of 384 dimensions, plus their name vectors: far above any one repository.
 DEFAULT_MAX_BYTES = 4 * 1024**3
 HASH_BYTES = 16
-_BATCH = 20_000
+# Vectors per batch of an import: ~13 MB of float32 and row bytes at 384 dimensions, all of the
+# import's memory beyond the interpreter's, whatever the file's size (issue 51: a 231 MiB file
+# took 1.8 GB when it was read whole).
+_BATCH = 4_096
+_BLOCK = 1 << 20  # bytes per read of the checksum pass (a multiple of 4: whole scales)
 
 
 class SnapshotError(ValueError):
@@ -180,74 +188,177 @@ def _read_exact(fh: BinaryIO, n: int, what: str) -> bytes:
     return data
 
 
-def read(path: Path, expect: Identity | None = None, max_bytes: int = DEFAULT_MAX_BYTES) -> Snapshot:
-    """Parse and verify a snapshot file. Raises SnapshotError (malformed, truncated, corrupted,
-    too large) or SnapshotMismatch (another embedder identity than `expect`)."""
+@dataclass(frozen=True)
+class Section:
+    """Where one kind of vector lies in the file: `count` hashes, then their scales, then their
+    int8 codes."""
+
+    what: str  # "vector" or "name vector", for messages
+    count: int
+    at: int  # file offset of the hashes
+
+    def scales_at(self) -> int:
+        return self.at + self.count * HASH_BYTES
+
+    def codes_at(self) -> int:
+        return self.scales_at() + self.count * 4
+
+
+def _fingerprint(fd: int) -> tuple[int, int, int, int]:
+    """What changes when a file is written in place (its writer cannot set ctime back)."""
+    st = os.fstat(fd)
+    return st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns
+
+
+class SnapshotFile:
+    """A snapshot whose header and checksum were verified, open, its vectors read a batch at a
+    time: an import holds one batch, never the whole file."""
+
+    def __init__(self, fh: BinaryIO, header: _Header, body_at: int, fingerprint: tuple[int, int, int, int]) -> None:
+        self._fh = fh
+        self._fingerprint = fingerprint
+        self.identity = Identity(header.model, header.dimension, header.embed_format)
+        self.sha256 = header.sha256
+        self.created = header.created
+        self.source = header.source
+        per = HASH_BYTES + 4 + header.dimension
+        self.vectors = Section("vector", header.vectors, body_at)
+        self.names = Section("name vector", header.names, body_at + header.vectors * per)
+
+    def __len__(self) -> int:
+        return self.vectors.count
+
+    def _pread(self, n: int, at: int, what: str) -> bytes:
+        data = os.pread(self._fh.fileno(), n, at)
+        if len(data) != n:
+            raise SnapshotError(f"snapshot changed while it was read: {what} is cut short")
+        return data
+
+    def batches(self, section: Section, size: int = _BATCH) -> Iterator[tuple[list[str], np.ndarray]]:
+        """(hashes, float32 vectors) of `section`, `size` at a time, in file order."""
+        import numpy as np
+
+        dim = self.identity.dimension
+        for start in range(0, section.count, size):
+            n = min(size, section.count - start)
+            raw = self._pread(n * HASH_BYTES, section.at + start * HASH_BYTES, f"the {section.what} hashes")
+            hashes = [raw[i : i + HASH_BYTES].hex() for i in range(0, len(raw), HASH_BYTES)]
+            scales = np.frombuffer(self._pread(n * 4, section.scales_at() + start * 4, "the scales"), dtype="<f4")
+            codes = np.frombuffer(self._pread(n * dim, section.codes_at() + start * dim, "the vectors"), np.int8)
+            _check_scales(scales, section.what)  # verified already, but the file may have changed since
+            yield hashes, codes.reshape(n, dim).astype(np.float32) * scales.astype(np.float32)[:, None]
+
+    def check_unchanged(self) -> None:
+        """After the batches: the bytes read were the bytes whose checksum was verified."""
+        if _fingerprint(self._fh.fileno()) != self._fingerprint:
+            raise SnapshotError("snapshot changed while it was read; import it again")
+
+    def close(self) -> None:
+        self._fh.close()
+
+
+def _check_scales(scales: np.ndarray, what: str) -> None:
     import numpy as np
 
+    if len(scales) and not (np.isfinite(scales).all() and (scales > 0).all()):
+        raise SnapshotError(f"snapshot {what} scales are invalid")
+
+
+def _verify_body(fh: BinaryIO, sections: tuple[Section, ...], dim: int, sha256: str) -> None:
+    """One streaming pass over the body, a block at a time: the checksum, and every scale finite
+    and positive. Nothing is kept."""
+    import numpy as np
+
+    digest = hashlib.sha256()
+    for section in sections:
+        for part, nbytes in (("hashes", section.count * HASH_BYTES), ("scales", section.count * 4)):
+            left = nbytes
+            while left:
+                block = _read_exact(fh, min(left, _BLOCK), f"the {section.what} {part}")
+                digest.update(block)
+                if part == "scales":  # blocks are a multiple of 4 bytes: whole scales
+                    _check_scales(np.frombuffer(block, dtype="<f4"), section.what)
+                left -= len(block)
+        left = section.count * dim
+        while left:
+            block = _read_exact(fh, min(left, _BLOCK), f"the {section.what}s")
+            digest.update(block)
+            left -= len(block)
+    if digest.hexdigest() != sha256:
+        raise SnapshotError("snapshot checksum does not match its content: corrupted or altered")
+
+
+def _header(fh: BinaryIO, path: Path, size: int, expect: Identity | None) -> tuple[_Header, int]:
+    """The header, checked against the file's size and `expect`; and where the body starts."""
+    if fh.read(len(MAGIC)) != MAGIC:
+        raise SnapshotError(f"{path} is not a ragls snapshot (format {FORMAT})")
+    (head_len,) = struct.unpack("<I", _read_exact(fh, 4, "the header length"))
+    if head_len > MAX_HEADER:
+        raise SnapshotError(f"snapshot header of {head_len:,} bytes is over the limit of {MAX_HEADER:,}")
     try:
-        size = path.stat().st_size
+        header = _Header.model_validate(json.loads(_read_exact(fh, head_len, "the header").decode("utf-8")))
+    except (ValueError, ValidationError) as exc:  # JSONDecodeError and UnicodeDecodeError are ValueErrors
+        raise SnapshotError(f"snapshot header is invalid: {str(exc).splitlines()[0]}") from exc
+    if header.format != FORMAT or header.quantization != "int8":
+        raise SnapshotError(f"snapshot format {header.format}/{header.quantization} is not supported")
+    identity = Identity(header.model, header.dimension, header.embed_format)
+    if expect is not None and identity != expect:
+        raise SnapshotMismatch(
+            f"snapshot was made with {identity.describe()}; this index uses {expect.describe()}. "
+            "Export a new snapshot with this ragls version and embedder."
+        )
+    body_at = len(MAGIC) + 4 + head_len
+    body = body_at + (header.vectors + header.names) * (HASH_BYTES + 4 + header.dimension)
+    if body != size:
+        raise SnapshotError(f"snapshot is {size:,} bytes but its header describes {body:,}: truncated or altered")
+    return header, body_at
+
+
+@contextmanager
+def open_verified(
+    path: Path, expect: Identity | None = None, max_bytes: int = DEFAULT_MAX_BYTES
+) -> Iterator[SnapshotFile]:
+    """Verify a snapshot file (size, header, identity, then checksum and scales in one streaming
+    pass) and yield it open, for reading its vectors in batches. Raises SnapshotError (malformed,
+    truncated, corrupted, too large) or SnapshotMismatch (another embedder identity than
+    `expect`)."""
+    try:
+        fh = open(path, "rb")  # closed below, or by the SnapshotFile
     except OSError as exc:
         raise SnapshotError(f"cannot read snapshot {path}: {exc.strerror or exc}") from exc
-    if size > max_bytes:
-        raise SnapshotError(f"snapshot {path} is {size:,} bytes, over the limit of {max_bytes:,}")
-    with open(path, "rb") as fh:
-        if fh.read(len(MAGIC)) != MAGIC:
-            raise SnapshotError(f"{path} is not a ragls snapshot (format {FORMAT})")
-        (head_len,) = struct.unpack("<I", _read_exact(fh, 4, "the header length"))
-        if head_len > MAX_HEADER:
-            raise SnapshotError(f"snapshot header of {head_len:,} bytes is over the limit of {MAX_HEADER:,}")
-        try:
-            header = _Header.model_validate(json.loads(_read_exact(fh, head_len, "the header").decode("utf-8")))
-        except (ValueError, ValidationError) as exc:  # JSONDecodeError and UnicodeDecodeError are ValueErrors
-            raise SnapshotError(f"snapshot header is invalid: {str(exc).splitlines()[0]}") from exc
-        if header.format != FORMAT or header.quantization != "int8":
-            raise SnapshotError(f"snapshot format {header.format}/{header.quantization} is not supported")
-        identity = Identity(header.model, header.dimension, header.embed_format)
-        if expect is not None and identity != expect:
-            raise SnapshotMismatch(
-                f"snapshot was made with {identity.describe()}; this index uses {expect.describe()}. "
-                "Export a new snapshot with this ragls version and embedder."
-            )
-        dim, n, m = header.dimension, header.vectors, header.names
-        per = HASH_BYTES + 4 + dim
-        body = len(MAGIC) + 4 + head_len + (n + m) * per
-        if body != size:
-            raise SnapshotError(f"snapshot is {size:,} bytes but its header describes {body:,}: truncated or altered")
-        digest = hashlib.sha256()
-
-        def take(nbytes: int, what: str) -> bytes:
-            data = _read_exact(fh, nbytes, what)
-            digest.update(data)
-            return data
-
-        def section(count: int, what: str) -> tuple[list[str], np.ndarray]:
-            raw = take(count * HASH_BYTES, what + " hashes")
-            hashes = [raw[i : i + HASH_BYTES].hex() for i in range(0, len(raw), HASH_BYTES)]
-            scales = np.frombuffer(take(count * 4, what + " scales"), dtype="<f4").astype(np.float32)
-            codes = np.frombuffer(take(count * dim, what + " vectors"), dtype=np.int8).reshape(count, dim)
-            if count and not (np.isfinite(scales).all() and (scales > 0).all()):
-                raise SnapshotError(f"snapshot {what} scales are invalid")
-            return hashes, codes.astype(np.float32) * scales[:, None]
-
-        hashes, vectors = section(n, "vector")
-        name_hashes, name_vectors = section(m, "name vector")
-        if digest.hexdigest() != header.sha256:
-            raise SnapshotError("snapshot checksum does not match its content: corrupted or altered")
-    return Snapshot(identity, hashes, vectors, name_hashes, name_vectors, header.created, header.source)
+    try:
+        fingerprint = _fingerprint(fh.fileno())
+        if fingerprint[1] > max_bytes:
+            raise SnapshotError(f"snapshot {path} is {fingerprint[1]:,} bytes, over the limit of {max_bytes:,}")
+        header, body_at = _header(fh, path, fingerprint[1], expect)
+        snap = SnapshotFile(fh, header, body_at, fingerprint)
+        _verify_body(fh, (snap.vectors, snap.names), header.dimension, header.sha256)
+    except BaseException:
+        fh.close()
+        raise
+    try:
+        yield snap
+    finally:
+        snap.close()
 
 
-def into_cache(snap: Snapshot, cache: EmbeddingCache, name_key: str) -> int:
-    """Put the snapshot's vectors into the embedding cache (name vectors under `name_key` +
-    hash, as name_rerank looks them up). Returns how many chunk vectors it holds."""
-    for start in range(0, len(snap.hashes), _BATCH):
-        cache.put_many(
-            dict(zip(snap.hashes[start : start + _BATCH], snap.vectors[start : start + _BATCH], strict=True))
-        )
-    for start in range(0, len(snap.name_hashes), _BATCH):
-        part = snap.name_hashes[start : start + _BATCH]
-        cache.put_many({name_key + h: v for h, v in zip(part, snap.name_vectors[start : start + _BATCH], strict=True)})
-    return len(snap.hashes)
+def read(path: Path, expect: Identity | None = None, max_bytes: int = DEFAULT_MAX_BYTES) -> Snapshot:
+    """A whole snapshot in memory, for tests and tools (an import streams it: `open_verified`).
+    Raises as `open_verified`."""
+    import numpy as np
+
+    with open_verified(path, expect, max_bytes) as f:
+        parts: list[tuple[list[str], np.ndarray]] = []
+        for section in (f.vectors, f.names):
+            hashes: list[str] = []
+            mats = [np.zeros((0, f.identity.dimension), np.float32)]
+            for h, m in f.batches(section):
+                hashes += h
+                mats.append(m)
+            parts.append((hashes, np.concatenate(mats)))
+        f.check_unchanged()
+    (hashes, vectors), (name_hashes, name_vectors) = parts
+    return Snapshot(f.identity, hashes, vectors, name_hashes, name_vectors, f.created, f.source)
 
 
 def from_cache(
@@ -265,13 +376,13 @@ def from_cache(
     return vectors, names
 
 
-def summary(snap: Snapshot) -> dict[str, Any]:
+def summary(snap: SnapshotFile) -> dict[str, Any]:
     return {
         "model": snap.identity.model,
         "dimension": snap.identity.dimension,
         "embedFormat": snap.identity.embed_format,
-        "vectors": len(snap.hashes),
-        "names": len(snap.name_hashes),
+        "vectors": snap.vectors.count,
+        "names": snap.names.count,
         "created": snap.created,
         "source": snap.source,
     }

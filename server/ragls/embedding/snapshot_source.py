@@ -1,10 +1,15 @@
 """Where a snapshot comes from (`embedder.snapshot`: a file or an http(s) URL, from the user's own
-settings only) and its one-time import into the embedding cache.
+settings only; or `ragls snapshot import`) and its one-time import into the embedding cache.
 
 A URL is downloaded into `<cache>/snapshots/` (bounded in size, with a conditional request, so an
-unchanged artifact is not downloaded again); a file is read where it is. The cache remembers
-which snapshot content (sha256) it has taken in, so a restart verifies the file (a fraction of a
-second) but inserts nothing again.
+unchanged artifact is not downloaded again); a file is read where it is. The import verifies the
+file in one streaming pass, then reads it again a batch at a time into the cache's snapshot rows
+(embedding/cache.py), which count only once the whole file went in. Each batch is compared with
+the vectors this machine's model computed for the same chunks, where the cache has them: one
+that disagrees, and the snapshot is distrusted whole (issue 51: a well-formed snapshot whose
+vectors lie). The cache remembers each snapshot's content (identity and checksum), so a restart
+verifies the file (a fraction of a second) but inserts nothing again, and a distrusted one is
+refused at once.
 """
 
 from __future__ import annotations
@@ -20,13 +25,24 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ragls.embedding import snapshot as snap
+from ragls.embedding.cache import AGREE
 
 if TYPE_CHECKING:
+    import numpy as np
+
     from ragls.embedding.cache import EmbeddingCache
 
 log = logging.getLogger(__name__)
 
 _LOCK = threading.Lock()  # two folders of one process importing the same file at once
+
+
+class SnapshotDistrusted(snap.SnapshotError):
+    """A well-formed snapshot whose vectors disagree with the model's."""
+
+
+def distrusted_message(reason: str) -> str:
+    return f"snapshot distrusted: {reason}; none of its vectors is used, the model embeds those chunks"
 
 
 @dataclass
@@ -37,7 +53,8 @@ class ImportReport:
     state: str = "importing"
     vectors: int = 0
     message: str | None = None
-    hashes: frozenset[str] = field(default_factory=frozenset)
+    snapshot: int | None = None  # its id in the embedding cache: which vectors came from it
+    distrusted: bool = False  # failed because its vectors lie (a status warning), not unreadable
     info: dict[str, Any] = field(default_factory=dict)  # the snapshot's header (snapshot.summary)
 
 
@@ -88,12 +105,41 @@ def _download(url: str, folder: Path, max_bytes: int, timeout: float) -> Path:
     return dest
 
 
-def _content_sha(path: Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as fh:
-        while block := fh.read(1 << 20):
-            h.update(block)
-    return h.hexdigest()
+def _disagreement(own: dict[str, np.ndarray], keys: list[str], vectors: np.ndarray) -> float:
+    """The lowest cosine between the snapshot's vectors and this machine's for the same chunks
+    (1.0 when the cache computed none of them)."""
+    import numpy as np
+
+    at = [i for i, k in enumerate(keys) if k in own]
+    if not at:
+        return 1.0
+    mine = np.stack([own[keys[i]] for i in at])
+    theirs = vectors[at]
+    cos = (mine * theirs).sum(axis=1) / (np.linalg.norm(mine, axis=1) * np.linalg.norm(theirs, axis=1) + 1e-12)
+    return float(cos.min())
+
+
+def _insert(f: snap.SnapshotFile, cache: EmbeddingCache, sid: int, name_key: str) -> None:
+    """The file's vectors into the cache's rows of snapshot `sid`, a batch at a time, each batch
+    first compared with the vectors this machine computed; then the snapshot counts."""
+    checked = 0
+    for section, prefix in ((f.vectors, ""), (f.names, name_key)):
+        for hashes, vectors in f.batches(section):
+            keys = [prefix + h for h in hashes]
+            own = cache.get_own(keys, count=False)
+            checked += len(own)
+            if (agree := _disagreement(own, keys, vectors)) < AGREE:
+                reason = (
+                    f"its {section.what} of a chunk this machine's model embedded differs from the model's "
+                    f"(cosine {agree:.2f} < {AGREE})"
+                )
+                cache.distrust(sid, reason)
+                raise SnapshotDistrusted(distrusted_message(reason))
+            cache.put_snapshot(sid, keys, vectors)
+    f.check_unchanged()  # the bytes inserted are the bytes verified
+    if not cache.trust_snapshot(sid):  # another index's model disagreed with a row meanwhile
+        raise SnapshotDistrusted(distrusted_message("a vector it holds disagrees with the model's"))
+    log.info("snapshot: %d of its vectors compared with this machine's own, all agree", checked)
 
 
 def import_snapshot(
@@ -107,35 +153,30 @@ def import_snapshot(
     timeout: float = 120.0,
 ) -> ImportReport:
     """Verify the snapshot and put its vectors into `cache` unless this cache took in the same
-    content before. Never raises: a snapshot that cannot be used is a status message, and
-    indexing embeds as it would without one."""
+    content before. Never raises: a snapshot that cannot be used, or lies, is a status message,
+    and indexing embeds as it would without one."""
     t0 = time.monotonic()
-    folder = cache_root / "snapshots"
     try:
-        path = _download(source, folder, max_bytes, timeout) if is_url(source) else Path(source).expanduser()
-        loaded = snap.read(path, identity, max_bytes)
-        digest = _content_sha(path)
-        done_path = folder / "imported.json"
-        key = f"{identity.model}|{identity.dimension}|{identity.embed_format}|{digest}"
-        with _LOCK:
-            try:
-                done = json.loads(done_path.read_text())
-            except (OSError, ValueError):
-                done = {}
-            if not isinstance(done, dict):
-                done = {}
-            if key not in done:
-                snap.into_cache(loaded, cache, name_key)
-                folder.mkdir(parents=True, exist_ok=True)
-                done[key] = {"source": source, "vectors": len(loaded), "at": time.strftime("%Y-%m-%dT%H:%M:%SZ")}
-                tmp = done_path.with_suffix(".tmp")
-                tmp.write_text(json.dumps(done, indent=1))
-                os.replace(tmp, done_path)
-        report.vectors = len(loaded)
-        report.hashes = frozenset(loaded.hashes)
-        report.info = snap.summary(loaded)
+        path = _download(source, cache_root / "snapshots", max_bytes, timeout) if is_url(source) else Path(source)
+        with snap.open_verified(path.expanduser(), identity, max_bytes) as f, _LOCK:
+            content = f"{identity.model}|{identity.dimension}|{identity.embed_format}|{f.sha256}"
+            sid, state, reason = cache.begin_snapshot(content, source, len(f))
+            if state == "distrusted":
+                raise SnapshotDistrusted(distrusted_message(reason or "distrusted before"))
+            if state == "importing":
+                try:
+                    _insert(f, cache, sid, name_key)
+                except SnapshotDistrusted:
+                    raise
+                except BaseException:
+                    cache.forget_snapshot(sid)  # unreadable half-way: nothing of it stays
+                    raise
+            report.vectors, report.snapshot, report.info = len(f), sid, snap.summary(f)
         report.state = "imported"
-        log.info("snapshot %s: %d vectors ready in %.1fs", source, len(loaded), time.monotonic() - t0)
+        log.info("snapshot %s: %d vectors ready in %.1fs", source, report.vectors, time.monotonic() - t0)
+    except SnapshotDistrusted as exc:
+        report.state, report.message, report.distrusted = "failed", str(exc), True
+        log.warning("snapshot %s not used: %s", source, exc)
     except snap.SnapshotError as exc:
         report.state, report.message = "failed", str(exc)
         log.warning("snapshot %s not used: %s", source, exc)

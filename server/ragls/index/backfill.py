@@ -1,28 +1,50 @@
 """The dense backfill: chunks stored with their sparse vector only get their dense vector here,
 a window at a time (open files first, then the most recently modified), from the embedding
 cache when it has them, else from the embedder, with the chunks' name vectors cached beside
-(ragls.name_rerank). Between embedding calls it gives way to queued changes."""
+(ragls.name_rerank). Between embedding calls it gives way to queued changes.
+
+Vectors an imported snapshot holds (embedding/cache.py) are taken here only, and only once a
+random sample of the window's agrees with the model (`_from_snapshots`): a snapshot caught lying
+is distrusted whole, the window's chunks are embedded, and every file of this index that took
+its vectors before is embedded again (`requeue`)."""
 
 from __future__ import annotations
 
 import logging
+import math
+import random
 import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from ragls import memory, name_rerank
 from ragls.chunking.model import embedding_text, name_text
-from ragls.embedding import EmbeddingError
+from ragls.embedding import Embedder, EmbeddingError
+from ragls.embedding.cache import AGREE, SnapshotVector, cosine
 from ragls.index.handle import IndexHandle
 from ragls.index.state import IndexState, Phase, now
-from ragls.store.manifest import DENSE
+from ragls.store.manifest import DENSE, LEXICAL
 
 if TYPE_CHECKING:
     import numpy as np
 
 log = logging.getLogger(__name__)
 
+Item = tuple[str, str, dict[str, Any]]  # a chunk of the window: (path, point id, payload)
+
 _DENSE_WINDOW = 512  # chunks the embedder groups by length together, to waste little padding
+# Of the chunks a window would take from snapshots, the model embeds a random sample and compares:
+# 1 in 64, at least 4 (a full window: 8), and every one of the first 64 an index takes in a run
+# (a small repository is checked whole). A snapshot that lies about a share p of the chunks an
+# index takes from it is caught with probability 1 - (1 - 1/64)^(p x chunks) or better: certain
+# for a wholesale liar, 79 % for 100 lies among any number of chunks; a single targeted lie
+# among 10,000 chunks gets through with 98 %. The cost is 1/64 of a cold index's embedding plus
+# 64 chunks (150,000 chunks: ~2,400 embedded, half a minute on 2 cores instead of half an
+# hour); a sampled chunk's model vector is kept, so nothing is embedded twice.
+_SAMPLE_SHARE = 64
+_SAMPLE_MIN = 4
+_CHECK_FIRST = 64
+_RANDOM = random.SystemRandom()  # which chunks are checked must not be predictable from the file
 
 
 class Backfill:
@@ -41,6 +63,7 @@ class Backfill:
         # A window is up to 512 chunks (seconds of embedding, a minute on a loaded machine): the
         # fault that stopped the last write ends with the first group stored, not the window.
         self._on_recovered = on_recovered
+        self._check_first = _CHECK_FIRST  # snapshot vectors of this run still checked every one
 
     def order(self) -> list[str]:
         st = self.state
@@ -65,6 +88,8 @@ class Backfill:
         assert h.store is not None and h.manifest is not None and h.cache is not None
         h.check_dir()
         st.phase = Phase.DENSE
+        h.await_snapshot()  # its vectors go into the cache before any lookup
+        self.requeue(h.distrusted_files())  # a snapshot distrusted since this index took from it
         window: list[tuple[str, str]] = []  # (path, id)
         for path in self.order():
             window.extend((path, i) for i in st.missing_dense[path])
@@ -74,7 +99,6 @@ class Backfill:
         items = [(p, i, hits[i]) for p, i in window if i in hits]
         # Vectors already in the embedding cache are stored without embedding: after a clean
         # warm start every chunk of a lexical file is queued without reading the store.
-        h.await_snapshot()  # its vectors go into the cache before any lookup
         cached = h.cached_vectors([pl["text_hash"] for _, _, pl in items if "text_hash" in pl])
         if cached:
             self._store(
@@ -86,40 +110,18 @@ class Backfill:
             if self._interrupted():
                 return
         emb = h.model()
-        window_texts = [
-            embedding_text(pl.get("path", ""), pl.get("symbol"), pl.get("signature"), pl.get("text", ""))
-            for _, _, pl in items
-        ]
         with_names = name_rerank.usable(emb, h.cache)
+        left = self._from_snapshots(items, emb, with_names)
+        if left is None:
+            return  # the sample's embedding failed: a fault, retried
+        items = left
+        window_texts = [_text(pl) for _, _, pl in items]
         # The embedder groups the whole window (the local model: by token length, each group
         # one full ONNX call); slicing it by a fixed count first left calls 11 % emptier.
         for group in emb.batches(window_texts):
             part = [items[k] for k in group]
-            texts = [window_texts[k] for k in group]
-            name_vecs = None
-            try:
-                if with_names:  # the name vectors come from the same forward pass (name_rerank)
-                    vecs, name_vecs = emb.embed_with_names(  # type: ignore[attr-defined]
-                        texts, [name_text(pl.get("symbol"), pl.get("text", "")) for _, _, pl in part]
-                    )
-                else:
-                    vecs = emb.embed_documents(texts)
-                if vecs.shape != (len(texts), emb.dimension):
-                    raise EmbeddingError(
-                        f"embedder returned shape {vecs.shape}, expected ({len(texts)}, {emb.dimension})"
-                    )
-            except Exception as exc:
-                self._failed(sorted({p for p, _, _ in part}), exc)
+            if not self._embed(emb, part, [window_texts[k] for k in group], with_names):
                 return
-            if h.breaker.record_success():
-                log.info("embedding provider is back; dense indexing resumes")
-            st.embeds += len(texts)
-            log.debug("embedded %d chunks", len(texts))
-            # Name vectors first: once _store marks a file dense the status may say `ready`, and
-            # a query then looks the file's name vectors up.
-            if name_vecs is not None:
-                self._cache_names(part, name_vecs)
-            self._store(part, list(vecs), cache=True)
             memory.trim()  # this call's buffers (ONNX Runtime, numpy, the store's) are freed now
             if self._interrupted():
                 return  # let queued changes go first; the backfill resumes after
@@ -144,6 +146,137 @@ class Backfill:
             st.phase = Phase.IDLE
             st.last_indexed_at = now()
             h.flush()  # the index is complete: nothing left for a restart to replay
+
+    def _embed(
+        self, emb: Embedder, part: list[tuple[str, str, dict[str, Any]]], texts: list[str], with_names: bool
+    ) -> bool:
+        """Embed `part` (one call), cache and store its vectors; False when the call failed (the
+        files stay queued, tried last)."""
+        got = self._vectors(emb, part, texts, with_names)
+        if got is not None:
+            self._store_embedded(part, *got)
+        return got is not None
+
+    def _vectors(
+        self, emb: Embedder, part: list[tuple[str, str, dict[str, Any]]], texts: list[str], with_names: bool
+    ) -> tuple[np.ndarray, np.ndarray | None] | None:
+        """The model's vectors (and name vectors) of `part`, not stored yet; None when the call
+        failed."""
+        name_vecs = None
+        try:
+            if with_names:  # the name vectors come from the same forward pass (name_rerank)
+                vecs, name_vecs = emb.embed_with_names(  # type: ignore[attr-defined]
+                    texts, [name_text(pl.get("symbol"), pl.get("text", "")) for _, _, pl in part]
+                )
+            else:
+                vecs = emb.embed_documents(texts)
+            if vecs.shape != (len(texts), emb.dimension):
+                raise EmbeddingError(f"embedder returned shape {vecs.shape}, expected ({len(texts)}, {emb.dimension})")
+        except Exception as exc:
+            self._failed(sorted({p for p, _, _ in part}), exc)
+            return None
+        if self.handle.breaker.record_success():
+            log.info("embedding provider is back; dense indexing resumes")
+        self.state.embeds += len(texts)
+        log.debug("embedded %d chunks", len(texts))
+        return vecs, name_vecs
+
+    def _store_embedded(
+        self, part: list[tuple[str, str, dict[str, Any]]], vecs: np.ndarray, name_vecs: np.ndarray | None
+    ) -> None:
+        # Name vectors first: once _store marks a file dense the status may say `ready`, and a
+        # query then looks the file's name vectors up.
+        if name_vecs is not None:
+            self._cache_names(part, name_vecs)
+        self._store(part, list(vecs), cache=True)
+
+    def _from_snapshots(self, items: list[Item], emb: Embedder, with_names: bool) -> list[Item] | None:
+        """The chunks of `items` that trusted snapshots hold vectors for take them, once a random
+        sample of them agrees with the model (`_check`); a snapshot that disagrees is distrusted
+        whole. Returns the chunks still to embed; None if the sample's embedding failed."""
+        h = self.handle
+        found, names = h.snapshot_vectors([pl["text_hash"] for _, _, pl in items if "text_hash" in pl])
+        if not found:
+            return items
+        offered = [t for t in items if t[2].get("text_hash") in found]
+        rest = [t for t in items if t[2].get("text_hash") not in found]
+        k = min(len(offered), max(_SAMPLE_MIN, math.ceil(len(offered) / _SAMPLE_SHARE), self._check_first))
+        self._check_first = max(0, self._check_first - k)
+        picked = set(_RANDOM.sample(range(len(offered)), k))
+        liars = self._check([t for i, t in enumerate(offered) if i in picked], found, names, emb, with_names)
+        if liars is None:
+            return None
+        unchecked = [t for i, t in enumerate(offered) if i not in picked]
+        rest += [t for t in unchecked if found[t[2]["text_hash"]].snapshot in liars]
+        if liars:
+            self.requeue(h.distrusted_files())  # what this index took from them before
+        self._take([t for t in unchecked if found[t[2]["text_hash"]].snapshot not in liars], found)
+        return rest
+
+    def _check(
+        self,
+        sample: list[Item],
+        found: dict[str, SnapshotVector],
+        names: dict[str, np.ndarray],
+        emb: Embedder,
+        with_names: bool,
+    ) -> set[int] | None:
+        """Embed the sample, compare with the snapshots' vectors (and name vectors), distrust
+        each snapshot with one below AGREE, then store the sample's model vectors as any embedded
+        chunk's. Returns the snapshots distrusted; None if the embedding failed."""
+        got = self._vectors(emb, sample, [_text(pl) for _, _, pl in sample], with_names)
+        if got is None:
+            return None
+        vecs, name_vecs = got
+        lowest: dict[int, float] = {}
+        for j, (_, _, pl) in enumerate(sample):
+            held = found[pl["text_hash"]]
+            agree = cosine(vecs[j], held.vector)
+            if name_vecs is not None and pl["text_hash"] in names:
+                agree = min(agree, cosine(name_vecs[j], names[pl["text_hash"]]))
+            lowest[held.snapshot] = min(agree, lowest.get(held.snapshot, 1.0))
+        liars = {s for s, agree in lowest.items() if agree < AGREE}
+        for s in liars:
+            why = f"the model checked a sample of its vectors and one differs (cosine {lowest[s]:.2f} < {AGREE})"
+            self.handle.distrust_snapshot(s, why)
+        # Stored after the verdict: storing a computed vector also compares it with the snapshot
+        # row it replaces (cache.put_many), which would report the same lie a second time.
+        self._store_embedded(sample, vecs, name_vecs)
+        return liars
+
+    def _take(self, kept: list[Item], found: dict[str, SnapshotVector]) -> None:
+        """Store snapshot vectors, after recording which files took them from which snapshot."""
+        if not kept:
+            return
+        uses: dict[int, set[str]] = {}
+        taken: dict[int, int] = {}
+        for p, _, pl in kept:
+            snapshot = found[pl["text_hash"]].snapshot
+            uses.setdefault(snapshot, set()).add(p)
+            taken[snapshot] = taken.get(snapshot, 0) + 1
+        self.handle.took_snapshot_vectors(uses, taken)
+        self._store(kept, [found[pl["text_hash"]].vector for _, _, pl in kept], cache=False)
+
+    def requeue(self, paths: set[str]) -> None:
+        """Files whose vectors came from a snapshot distrusted since: every chunk goes back to the
+        dense pass, where those the model computed come from the cache and the rest are embedded
+        (the distrusted snapshot's rows are gone)."""
+        st, h = self.state, self.handle
+        if not paths:
+            return
+        assert h.manifest is not None
+        lexical: list[str] = []
+        with st.lock:
+            for p in paths:
+                rec = st.records.get(p)
+                if rec is None or not rec.chunk_ids:
+                    continue
+                st.missing_dense[p] = list(rec.chunk_ids)
+                if rec.status == DENSE:
+                    st.records.set_status(p, LEXICAL)
+                    lexical.append(p)
+        h.manifest.set_status(lexical, LEXICAL)
+        log.warning("%d files took vectors from a distrusted snapshot; embedding them again", len(paths))
 
     def _cache_names(self, part: list[tuple[str, str, dict[str, Any]]], vecs: np.ndarray) -> None:
         """The chunks' name vectors into the embedding cache, where queries look them up
@@ -204,3 +337,8 @@ class Backfill:
                     st.failed[p] = f"embedding failed: {exc}"
         if now_open and not was_open:
             log.warning("%s", breaker.describe())
+
+
+def _text(pl: dict[str, Any]) -> str:
+    """What the model embeds for a chunk's payload."""
+    return embedding_text(pl.get("path", ""), pl.get("symbol"), pl.get("signature"), pl.get("text", ""))

@@ -21,9 +21,9 @@ from ragls import name_rerank
 from ragls.chunking.model import EMBED_FORMAT
 from ragls.config import Settings, cache_root
 from ragls.embedding import Embedder, EmbeddingError, local_identity, make_embedder
-from ragls.embedding.cache import EmbeddingCache
+from ragls.embedding.cache import Distrusted, EmbeddingCache, SnapshotVector
 from ragls.embedding.snapshot import Identity
-from ragls.embedding.snapshot_source import ImportReport, import_snapshot
+from ragls.embedding.snapshot_source import ImportReport, distrusted_message, import_snapshot
 from ragls.faults import CircuitBreaker
 from ragls.git_history import HistoryTracker
 from ragls.query.source_lexicon import SourceLexicon
@@ -124,6 +124,9 @@ class IndexHandle:
         self.snapshot_import: ImportReport | None = None
         self._snapshot_job: Future[ImportReport] | None = None
         self.snapshot_reused = 0
+        # Snapshots found lying (this index's check, another's, the import's), for the status.
+        self.snapshot_warnings: list[str] = []
+        self._index_key = ""  # this index in the cache's record of which index used which snapshot
         self._identity: tuple[str, int] | None = None  # (model id, dimension) of the open index
         self.index_dir: Path | None = None  # the embedded index's folder, watched for replacement
         self._index_ino: int | None = None
@@ -161,6 +164,7 @@ class IndexHandle:
         if self.notice:
             log.warning("%s", self.notice)
         self.manifest = Manifest(manifest_path)
+        self._index_key = str(manifest_path)
         self.cache = EmbeddingCache(cache_root(self.settings) / "embeddings.sqlite", model_id, dimension)
         if source := self.settings.embedder.snapshot:
             self.snapshot_import = ImportReport(source)
@@ -278,16 +282,77 @@ class IndexHandle:
             self._snapshot_job.result()
             self._snapshot_job = None
 
+    def warnings(self) -> list[str]:
+        """For the status: each snapshot found lying, the configured one's import included."""
+        out = list(self.snapshot_warnings)
+        report = self.snapshot_import
+        if report is not None and report.distrusted and report.message:
+            out.insert(0, f"{report.source}: {report.message}")
+        return list(dict.fromkeys(out))
+
     def cached_vectors(self, hashes: list[str]) -> dict[str, np.ndarray]:
-        """The cached vectors of these chunk texts. Where the dense pass caches name vectors, a
-        vector cached without one (before name vectors existed) counts as missing, so it is
-        embedded again with its name vector: queries never embed name vectors themselves."""
+        """The vectors this machine's model computed for these chunk texts (a snapshot's are taken
+        by the dense pass only, after its check: snapshot_vectors). Where the dense pass caches
+        name vectors, a vector cached without one (before name vectors existed) counts as
+        missing, so it is embedded again with its name vector: queries never embed name vectors
+        themselves."""
         assert self.cache is not None
-        cached = self.cache.get_many(hashes)
+        cached = self.cache.get_own(hashes)
         if cached and self.wants_names():
             named = self.cache.get_many([name_rerank.NAME_KEY + h for h in cached], count=False)
             cached = {h: v for h, v in cached.items() if name_rerank.NAME_KEY + h in named}
-        if cached and self.snapshot_import is not None and self.snapshot_import.hashes:
-            taken = self.snapshot_import.hashes
-            self.snapshot_reused += sum(1 for h in hashes if h in cached and h in taken)
         return cached
+
+    def snapshot_vectors(self, hashes: list[str]) -> tuple[dict[str, SnapshotVector], dict[str, np.ndarray]]:
+        """What trusted snapshots hold for chunks this machine never embedded: their vectors and
+        (where the dense pass caches them) name vectors; a vector without its name vector is left
+        out, as in cached_vectors."""
+        assert self.cache is not None
+        found = self.cache.get_snapshot(hashes)
+        names: dict[str, np.ndarray] = {}
+        if found and self.wants_names():
+            named = self.cache.get_many([name_rerank.NAME_KEY + h for h in found], count=False)
+            names = {k[len(name_rerank.NAME_KEY) :]: v for k, v in named.items()}
+            found = {h: v for h, v in found.items() if h in names}
+        return found, names
+
+    def took_snapshot_vectors(self, uses: dict[int, set[str]], taken: dict[int, int]) -> None:
+        """These files took vectors from these snapshots (`taken`: how many chunks of each),
+        recorded before the vectors are stored, so that a snapshot distrusted later, by any
+        index, has these files embedded again."""
+        assert self.cache is not None
+        self.cache.record_uses(self._index_key, uses)
+        report = self.snapshot_import
+        if report is not None and report.snapshot is not None:
+            self.snapshot_reused += taken.get(report.snapshot, 0)
+
+    def distrust_snapshot(self, snapshot: int, reason: str) -> None:
+        """This index's check found the snapshot lying: nothing of it is read from now on."""
+        assert self.cache is not None
+        if (found := self.cache.distrust(snapshot, reason)) is not None:
+            self._distrusted(found)
+
+    def distrusted_files(self) -> set[str]:
+        """Files of this index whose vectors came from a snapshot distrusted since (by this index,
+        another one or an import), to embed again; each such snapshot becomes a status warning."""
+        assert self.cache is not None
+        for found in self.cache.caught():
+            self._distrusted(found)
+        paths, snapshots = self.cache.distrusted_uses(self._index_key)
+        for found in snapshots:
+            self._distrusted(found)
+        return paths
+
+    def _distrusted(self, found: Distrusted) -> None:
+        message = distrusted_message(found.reason)
+        report = self.snapshot_import
+        if report is not None and report.snapshot == found.snapshot:
+            report.state, report.message, report.distrusted = "failed", message, True
+            self.snapshot_reused = 0
+        self._warn(f"{found.source}: {message}")
+
+    def _warn(self, warning: str) -> None:
+        if warning not in self.snapshot_warnings:
+            log.warning("%s", warning)
+            self.snapshot_warnings.append(warning)
+            self._on_change()

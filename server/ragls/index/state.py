@@ -144,6 +144,7 @@ class IndexCounters:
     snapshot: SnapshotCounts | None
     errors: tuple[ErrorEntry, ...]
     workspace: str
+    warnings: tuple[str, ...] = ()  # e.g. a snapshot distrusted (handle.warnings)
 
 
 class IndexState:
@@ -266,4 +267,5 @@ class IndexState:
                 ),
                 errors=tuple(self.errors),
                 workspace=str(handle.root),
+                warnings=tuple(handle.warnings()),
             )

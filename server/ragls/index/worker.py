@@ -234,6 +234,8 @@ class Indexer:
         with self.state.lock:
             self.state.records = records
         reconcile(self.state, self.handle)
+        # Files whose vectors came from a snapshot that some index distrusted since: embed again.
+        self.backfill.requeue(self.handle.distrusted_files())
         self.handle.load_model()
         freeze_heap()
         self.jobs.scan(False)
