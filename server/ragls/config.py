@@ -164,7 +164,7 @@ class Settings(_Model):
     exclude: list[str] = Field(default_factory=list, max_length=1000)
     """extra gitignore-style excludes, on top of `.gitignore`, `.ragignore` and the built-in defaults"""
     max_file_bytes: int = Field(default=1_000_000, ge=1, le=50_000_000)
-    """files (and open editor buffers) larger than this are skipped (`too_large`)"""
+    """files (and open editor buffers) larger than this are skipped (`too_large`); a workspace's `.ragls.toml` may raise it to 4 MB at most"""
     cache_dir: str | None = Field(default=None, json_schema_extra=_SENSITIVE)
     """root for indexes and the embedding cache (default `$XDG_CACHE_HOME/ragls`)"""
     trusted_folders: list[str] = Field(
@@ -331,6 +331,25 @@ def _bound_together(s: Settings) -> list[str]:
     return []
 
 
+# The largest file a workspace's own settings may have indexed. A file is read, decoded and
+# scanned whole in one go, so its size is what one step holds the memory and a core for: a
+# repository asking for 50 MB files made one status answer wait 3.3 s and a worker take 3 GB.
+# The user's own settings may go to the schema's maximum.
+WORKSPACE_MAX_FILE_BYTES = 4_000_000
+
+
+def _workspace_bounds(layer: dict[str, Any]) -> list[str]:
+    """Bounds that only the workspace's layer has (it is the repository's, not the user's)."""
+    if layer.get("max_file_bytes", 0) > WORKSPACE_MAX_FILE_BYTES:
+        msg = (
+            f"{WORKSPACE_FILE}: maxFileBytes = {layer['max_file_bytes']} is above what a workspace may set "
+            f"({WORKSPACE_MAX_FILE_BYTES}); using {WORKSPACE_MAX_FILE_BYTES} (your own settings may set more)"
+        )
+        layer["max_file_bytes"] = WORKSPACE_MAX_FILE_BYTES
+        return [msg]
+    return []
+
+
 def folder_trusted(root: Path, trusted_folders: list[str]) -> bool:
     real = root.resolve()
     for entry in trusted_folders:
@@ -367,6 +386,7 @@ def resolve_settings(root: Path | None, *layers: tuple[str, Any]) -> ResolvedSet
             raw, repaired = {}, [f"{exc}; ignored"]
         else:
             workspace, repaired = _parse_untrusted(WORKSPACE_FILE, raw)
+            repaired += _workspace_bounds(workspace)
         if not raw:
             workspace = {}
         trusted: list[str] = []

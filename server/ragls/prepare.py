@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ragls import lexical, memory
-from ragls.chunking import Chunk, chunk_file
+from ragls.chunking import Chunk, TooManyChunks, check_budget, chunk_file
 from ragls.chunking.model import embedding_hash
 from ragls.config import IndexingSettings, Settings
 from ragls.secrets import SECRET_CONTENT, scan
@@ -34,6 +34,8 @@ if TYPE_CHECKING:
     from concurrent.futures import Future, ProcessPoolExecutor
 
 _CHUNK_NS = uuid.UUID("6f1c2a4e-9a61-4d8e-bb1e-3c1f6c0e5a10")
+
+TOO_MANY_CHUNKS = "too_many_chunks"  # the skip reason (chunking.MAX_CHUNKS_PER_FILE)
 
 
 @dataclass(slots=True)
@@ -131,11 +133,15 @@ def prepare_file(root: str, job: FileJob, indexing: IndexingSettings, max_bytes:
         out.unchanged = True
         return out
     try:
+        check_budget(job.language, res.text or "", indexing)  # before the scan: a 1M-line log costs a count
         redacted = scan(res.text or "", job.rel)
         if redacted.secret_content:  # a key, a kubeconfig: nothing worth a chunk is left
             out.skip = SECRET_CONTENT
             return out
         chunks = chunk_file(job.rel, job.language, redacted.text, indexing)
+    except TooManyChunks:
+        out.skip = TOO_MANY_CHUNKS
+        return out
     except Exception as exc:  # a parser bug must cost one file, not the index
         out.error = f"chunking failed: {exc!r}"
         return out

@@ -193,6 +193,36 @@ async def test_out_of_range_workspace_settings_are_clamped_with_a_warning(start:
     assert st["filesIndexed"] == 2  # a.py and .ragls.toml
 
 
+def _huge_log(path: Path, lines: int = 1_000_000) -> None:
+    """A 1M-line text file (about 37 MB): 25k line windows at the default settings."""
+    with path.open("w") as fh:
+        for i in range(0, lines, 1000):
+            fh.write("".join(f"{j} GET /api/orders/{j % 977} 200 {j % 53} ms\n" for j in range(i, i + 1000)))
+
+
+async def test_a_huge_file_costs_one_bounded_share_whatever_the_workspace_asks(start: Starter, tmp_path: Path) -> None:
+    """Issue 51, attack 6: a `.ragls.toml` raising maxFileBytes to 50 MB beside a 1M-line file
+    made 25k chunks, 1.2 GB and a 3.3 s status answer. A workspace may raise it to 4 MB; the
+    user may raise it further, and then the file still gets one budget of chunks."""
+    for ws in (tmp_path / "repo", tmp_path / "mine"):
+        ws.mkdir()
+        (ws / ".ragls.toml").write_text("maxFileBytes = 50000000\n")
+        (ws / "orders.py").write_text("def order_total(order):\n    return sum(i.price for i in order.items)\n")
+        _huge_log(ws / "access.txt")
+    s = await start(tmp_path / "repo")
+    st = await _responsive_until_ready(s)
+    assert st["skippedByReason"].get("too_large") == 1, st
+    assert any("maxFileBytes = 50000000 is above what a workspace may set" in w for w in st["warnings"]), st
+    assert st["chunks"] < 10, st
+    # The user's own settings may raise it: the file is read, and refused for its chunk count.
+    mine = await start(tmp_path / "mine", init={"maxFileBytes": 50_000_000, "indexing": {"debounceMs": 50}})
+    st = await _responsive_until_ready(mine)
+    assert st["skippedByReason"].get("too_many_chunks") == 1, st
+    assert st["chunks"] < 10, st
+    res = await mine.retrieve("order total")
+    assert res["chunks"][0]["path"] == "orders.py"
+
+
 # -- an index made under weaker redaction rules ---------------------------------------------
 
 _OLD_RELEASE = """

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from ragls.chunking import SUPPORTED_CODE_LANGUAGES, chunk_file
+from ragls.chunking import MAX_CHUNKS_PER_FILE, SUPPORTED_CODE_LANGUAGES, SYNTAX_MAX_CHARS, TooManyChunks, chunk_file
 from ragls.config import IndexingSettings
 
 SAMPLES: dict[str, tuple[str, str, set[str]]] = {
@@ -358,3 +358,18 @@ def test_short_go_methods_carry_their_receiver_type_as_context() -> None:
     rust = f"impl<A: Array> Extend<A::Item> for SmallVec<A> {{\n{body}\n}}\n"
     first = next(c for c in chunk_file("lib.rs", "rust", rust) if c.kind == "method")
     assert first.signature == "pub fn get0(&self) -> usize {"
+
+
+def test_one_file_stays_within_its_budget() -> None:
+    """Issue 51: whatever the settings allow, a file past SYNTAX_MAX_CHARS is not parsed (its tree
+    would take ~20x its text in memory) but split into line windows, and one past
+    MAX_CHUNKS_PER_FILE chunks is refused whole."""
+    fn = "def handler_{i}(request):\n    return respond(request, {i})\n\n\n"
+    small = "".join(fn.format(i=i) for i in range(200))
+    assert {c.kind for c in chunk_file("a.py", "python", small)} == {"function"}
+    big = "".join(fn.format(i=i) for i in range(SYNTAX_MAX_CHARS // 40))
+    assert len(big) > SYNTAX_MAX_CHARS
+    assert {c.kind for c in chunk_file("a.py", "python", big)} == {"text"}  # windows, no tree
+    log = "".join(f"{i} GET /orders 200\n" for i in range(45 * MAX_CHUNKS_PER_FILE))
+    with pytest.raises(TooManyChunks):
+        chunk_file("access.txt", "text", log)

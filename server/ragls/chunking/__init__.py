@@ -9,16 +9,46 @@ from ragls.chunking.text import window_chunks
 from ragls.config import IndexingSettings
 from ragls.languages import refine_language
 
-__all__ = ["SUPPORTED_CODE_LANGUAGES", "Chunk", "chunk_file"]
+__all__ = ["MAX_CHUNKS_PER_FILE", "SUPPORTED_CODE_LANGUAGES", "Chunk", "TooManyChunks", "check_budget", "chunk_file"]
 
 SUPPORTED_CODE_LANGUAGES = sorted(SPECS)
 
+# One file's budget, whatever the settings say. A syntax tree takes ~20x its text in memory (2 MB
+# of Python: 40 MB; a 49 MB file took 3 GB), so longer texts go by line windows, which hold the
+# text and little more. And a file is not indexed past this many chunks: each costs its payload,
+# its vectors and an embedding (a 1M-line file gave 25k chunks, 1.2 GB), while the densest source
+# files have a few thousand (numpy's __init__.pyi: 1,639).
+SYNTAX_MAX_CHARS = 2_000_000
+MAX_CHUNKS_PER_FILE = 10_000
+
+
+class TooManyChunks(ValueError):
+    """The file would take more than MAX_CHUNKS_PER_FILE chunks: it is not indexed."""
+
+
+def check_budget(language: str, text: str, settings: IndexingSettings | None = None) -> None:
+    """TooManyChunks at once, before the text is scanned or split, where line windows of it
+    would already be too many (a log, a data file: the usual way to exceed the budget)."""
+    s = settings or IndexingSettings()
+    if language in SPECS and len(text) <= SYNTAX_MAX_CHARS:
+        return  # a syntax tree's chunks are counted once made
+    windows = text.count("\n") // max(1, s.window_lines - s.window_overlap)
+    if windows > MAX_CHUNKS_PER_FILE:
+        raise TooManyChunks(f"about {windows} line windows, more than {MAX_CHUNKS_PER_FILE}")
+
 
 def chunk_file(path: str, language: str, text: str, settings: IndexingSettings | None = None) -> list[Chunk]:
-    """Split one file's text into chunks; never raises on odd input."""
-    s = settings or IndexingSettings()
+    """Split one file's text into chunks; never raises on odd input, except TooManyChunks."""
+    check_budget(language, text, settings)
+    chunks = _chunks(path, language, text, settings or IndexingSettings())
+    if len(chunks) > MAX_CHUNKS_PER_FILE:
+        raise TooManyChunks(f"{len(chunks)} chunks, more than {MAX_CHUNKS_PER_FILE}")
+    return chunks
+
+
+def _chunks(path: str, language: str, text: str, s: IndexingSettings) -> list[Chunk]:
     language = refine_language(path, language, text)
-    if language in SPECS:
+    if language in SPECS and len(text) <= SYNTAX_MAX_CHARS:
         try:
             return code_chunks(
                 path,

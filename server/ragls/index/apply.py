@@ -14,7 +14,7 @@ from ragls.index.handle import IndexHandle
 from ragls.index.plan import is_complete
 from ragls.index.state import IndexState, Records
 from ragls.languages import language_of
-from ragls.prepare import FileJob, Prepared, prepare_file
+from ragls.prepare import TOO_MANY_CHUNKS, FileJob, Prepared, prepare_file
 from ragls.secrets import RULES_VERSION, is_secret_file
 from ragls.store import PointData
 from ragls.store.manifest import DELETING, DENSE, LEXICAL, FileRecord, Manifest, SkippedFile
@@ -26,7 +26,7 @@ log = logging.getLogger(__name__)
 # (a warm start would read every such file again otherwise: 69 of 13,275 at chunks150k).
 # Not `too_large`: that depends on the `maxFileBytes` setting, not on the file alone. Kept
 # skips are dropped when the content checks change (workspace.CONTENT_CHECKS).
-_KEPT_SKIPS = frozenset({"binary", "generated", "minified", "secret_content"})
+_KEPT_SKIPS = frozenset({"binary", "generated", "minified", "secret_content", TOO_MANY_CHUNKS})
 _SKIP_RULES = f"content checks {CONTENT_CHECKS}"
 # The rules that decide what a prepared file holds beyond its bytes (secret redaction): an index
 # prepared under other rules prepares every file again once (load_kept).
