@@ -68,7 +68,8 @@ class _Gen:
         while True:
             s = "".join(self.rng.choice(alphabet) for _ in range(n))
             # Random tokens mix digits and letters (where the alphabet has both).
-            if alphabet.isdigit() or (any(c.isdigit() for c in s) and any(c.isalpha() for c in s)):
+            mixed = any(c.isdigit() for c in alphabet) and any(c.isalpha() for c in alphabet)
+            if not mixed or (any(c.isdigit() for c in s) and any(c.isalpha() for c in s)):
                 return s
 
     def password(self) -> str:
@@ -517,7 +518,239 @@ users:
         f"# kube_home_marker\nusers:\n- name: me\n  user:\n    token: {kube_home_token}\n",
         [kube_home_token],
     )
+    files.extend(_issue51_files(_Gen(51)))
     return Corpus(files)
+
+
+def _issue51_files(g: _Gen) -> list[PlantedFile]:
+    """Issue 51, attack 3: credentials in command lines, headers, connection strings, struct and
+    property assignments, XML config and `.netrc` lines, and provider tokens the first rules
+    missed (Hugging Face, Vault, Discord webhooks), each in the file it would be found in."""
+    out: list[PlantedFile] = []
+
+    def add(path: str, marker: str, body: str, secrets: list[str]) -> None:
+        assert all(s in body for s in secrets), path
+        out.append(PlantedFile(path, body, REDACTED, marker, secrets))
+
+    wp_password = g.password()
+    wp_salt = g.rand(ALNUM + "!#%&*+-.:;<>?@^_|~", 64)
+    add(
+        "wordpress/wp-config.php",
+        "wordpress_config_marker",
+        f"""<?php
+/** The base configuration for WordPress (wordpress_config_marker) */
+define( 'DB_NAME', 'shop' );
+define( 'DB_USER', 'shop' );
+define( 'DB_PASSWORD', '{wp_password}' );
+define( 'DB_HOST', 'db.internal' );
+define( 'DB_CHARSET', 'utf8mb4' );
+define( 'AUTH_KEY', '{wp_salt}' );
+$table_prefix = 'wp_';
+define( 'WP_DEBUG', false );
+if ( ! defined( 'ABSPATH' ) ) {{
+\tdefine( 'ABSPATH', __DIR__ . '/' );
+}}
+require_once ABSPATH . 'wp-settings.php';
+""",
+        [wp_password, wp_salt],
+    )
+
+    mvn_password = g.password()
+    add(
+        "deploy/maven/settings.xml",
+        "maven_settings_marker",
+        f"""<settings>
+  <!-- maven_settings_marker: where releases are deployed -->
+  <localRepository>/var/cache/maven</localRepository>
+  <servers>
+    <server>
+      <id>releases</id>
+      <username>deploy</username>
+      <password>{mvn_password}</password>
+    </server>
+  </servers>
+  <mirrors>
+    <mirror><id>central-proxy</id><url>https://repo.internal/maven2</url><mirrorOf>central</mirrorOf></mirror>
+  </mirrors>
+</settings>
+""",
+        [mvn_password],
+    )
+
+    dotnet_key = g.rand(ALNUM, 24)
+    dotnet_smtp = g.password()
+    add(
+        "src/Legacy/appSettings.xml",
+        "dotnet_app_settings_marker",
+        f"""<?xml version="1.0" encoding="utf-8"?>
+<!-- dotnet_app_settings_marker: settings of the legacy order site -->
+<appSettings>
+  <add key="SiteName" value="Orders" />
+  <add key="PageSize" value="50" />
+  <add key="PaymentsApiKey" value="{dotnet_key}" />
+  <add key="SmtpHost" value="smtp.internal" />
+  <add key="SmtpPassword" value="{dotnet_smtp}" />
+  <add key="CacheMinutes" value="15" />
+</appSettings>
+""",
+        [dotnet_key, dotnet_smtp],
+    )
+
+    mysql_pw = g.password()
+    curl_pw = g.password()
+    sshpass_pw = g.password()
+    docker_pw = g.password()
+    netrc_pw = g.password()
+    add(
+        "ops/backup.sh",
+        "nightly_backup_marker",
+        f"""#!/bin/bash
+# nightly_backup_marker: dump the shop database and ship it to the archive host
+set -euo pipefail
+STAMP=$(date +%Y%m%d)
+OUT=/var/backups/shop-$STAMP.sql.gz
+mysqldump -u root -p{mysql_pw} --single-transaction shop | gzip > "$OUT"
+curl -u backup:{curl_pw} -T "$OUT" https://archive.internal/upload/
+sshpass -p '{sshpass_pw}' scp "$OUT" backup@archive.internal:/srv/backups/
+docker login -u ci -p {docker_pw} registry.internal
+cat > "$HOME/.netrc" <<NETRC
+machine archive.internal login backup password {netrc_pw}
+NETRC
+find /var/backups -name 'shop-*.sql.gz' -mtime +14 -delete
+echo "backup written to $OUT"
+logger -t backup "nightly backup done"
+du -sh /var/backups
+ls -1 /var/backups | tail -n 3
+sync
+exit 0
+""",
+        [mysql_pw, curl_pw, sshpass_pw, docker_pw, netrc_pw],
+    )
+
+    basic = base64.b64encode(f"reports:{g.password()}".encode()).decode()
+    api_key = g.rand(ALNUM, 20)
+    dsn_pw = g.password()
+    add(
+        "reports/http_client.py",
+        "reports_http_client_marker",
+        f'''"""HTTP and database clients of the reports job (reports_http_client_marker)."""
+
+import psycopg
+import requests
+
+REPORTS_URL = "https://reports.internal/api/v1"
+ARCHIVE_HEADERS = {{"Authorization": "Basic {basic}", "Accept": "application/json"}}
+headers = {{"X-Api-Key": "{api_key}"}}
+DSN = "host=db.internal user=reports password={dsn_pw} dbname=reports"
+
+
+def fetch_report(report_id: str) -> dict:
+    """Download one report as JSON."""
+    response = requests.get(f"{{REPORTS_URL}}/reports/{{report_id}}", headers=headers, timeout=30)
+    response.raise_for_status()
+    return response.json()
+
+
+def connect():
+    return psycopg.connect(DSN)
+''',
+        [basic, api_key, dsn_pw],
+    )
+
+    gh_token = g.rand(HEX, 40)
+    add(
+        "web/src/github.js",
+        "github_client_marker",
+        f"""// github_client_marker: list the issues of the shop repository
+const API = "https://api.github.com";
+
+export async function listIssues(repo) {{
+  const res = await fetch(`${{API}}/repos/${{repo}}/issues`, {{
+    headers: {{ Authorization: 'token {gh_token}', Accept: "application/vnd.github+json" }},
+  }});
+  if (!res.ok) throw new Error(`GitHub answered ${{res.status}}`);
+  return res.json();
+}}
+""",
+        [gh_token],
+    )
+
+    go_pw = g.password()
+    add(
+        "internal/store/config.go",
+        "store_config_marker",
+        f"""package store
+
+// store_config_marker: how the order store reaches its database.
+type Config struct {{
+\tHost     string
+\tUser     string
+\tPassword string
+\tPoolSize int
+}}
+
+var Default = Config{{
+\tHost:     "db.internal",
+\tUser:     "orders",
+\tPassword: "{go_pw}",
+\tPoolSize: 20,
+}}
+""",
+        [go_pw],
+    )
+
+    java_pw = g.password()
+    add(
+        "src/main/java/com/acme/orders/DataSources.java",
+        "orders_datasource_marker",
+        f"""package com.acme.orders;
+
+import java.util.Properties;
+
+/** orders_datasource_marker: the JDBC properties of the order database. */
+public final class DataSources {{
+    public static Properties orders() {{
+        Properties props = new Properties();
+        props.setProperty("user", "orders");
+        props.setProperty("password", "{java_pw}");
+        props.setProperty("ssl", "true");
+        props.setProperty("connectTimeout", "10");
+        return props;
+    }}
+}}
+""",
+        [java_pw],
+    )
+
+    hf = g.rand(string.ascii_letters, 34)
+    hf_org = g.rand(string.ascii_letters, 34)
+    vault_new = g.rand(URLSAFE, 95)
+    vault_old = g.rand(ALNUM, 24)
+    discord = g.rand(string.digits, 19) + "/" + g.rand(URLSAFE, 68)
+    add(
+        "ml/hub_upload.py",
+        "model_upload_marker",
+        f'''"""Upload the ranking model to the hub and notify the team (model_upload_marker)."""
+
+from huggingface_hub import HfApi
+import hvac
+import requests
+
+HF_TOKEN = "hf_{hf}"
+hub = HfApi(token="api_org_{hf_org}")
+vault = hvac.Client(url="https://vault.internal:8200", token="hvs.{vault_new}")
+legacy_vault = hvac.Client(url="https://vault-old.internal:8200", token="hvs.{vault_old}")
+WEBHOOK = "https://discord.com/api/webhooks/{discord}"
+
+
+def upload(path: str, repo: str) -> None:
+    """Push the model file, then post a note to the team channel."""
+    hub.upload_file(path_or_fileobj=path, path_in_repo="model.onnx", repo_id=repo)
+    requests.post(WEBHOOK, json={{"content": f"uploaded {{repo}}"}}, timeout=10)
+''',
+        [hf, hf_org, vault_new, vault_old, discord],
+    )
+    return out
 
 
 # Ordinary code that mentions secrets without holding one: what a scanner must leave alone.

@@ -12,22 +12,27 @@ Two layers:
 The detection is detect-secrets 1.5.0 used as a library on strings: its per-provider detectors
 (AWS, Azure, GitHub, GitLab, Slack, Stripe, Twilio, SendGrid, npm, PyPI, OpenAI, JWT, private
 keys, basic-auth URLs, ...) and its keyword detector with the file-type-specific assignment
-patterns, plus ragls rules for shapes it misses (`RAGLS_RULES`). Its entropy measures are
-applied only to the value of a credential-named assignment: on every quoted string they flag
-hashes and base64 test data all over ordinary code.
+patterns, plus ragls rules for what it misses (`secret_gates.RAGLS_RULES`): the token shapes of
+83 more providers, and credentials whose only sign is where they are written (command lines,
+headers, connection strings, struct fields, XML config, `.netrc` lines). What a rule finds must
+look like a secret, not a placeholder (`ghp_XXXX...`, `${DB_PASSWORD}`, `changeme`), a name or a
+digest (`_CHECKS`). Its entropy measures are applied only to the value of a credential-named
+assignment: on every quoted string they flag hashes and base64 test data all over ordinary code.
+The judges of a value (placeholder, name, template or secret?) live in `secret_values`.
 
 Speed: the library is a few dozen backtracking regexes per line, far too slow for every line of
 a workspace. So each detector has a *gate*, a linear-time RE2 pattern that matches every line
 the detector could flag (a superset: a provider prefix, a keyword, an assignment of a long
-value). One RE2 pass over a file says whether any gate matches at all (for most files, none
+value). Two RE2 passes over a file say whether any gate matches at all (for most files, none
 does, and that is the whole cost); an RE2 set says which; only the lines those gates match meet
-their detectors. tests/unit/test_secret_prefilter.py checks the gates against the detectors."""
+their detectors. tests/unit/test_secret_prefilter.py checks the gates against the detectors,
+tests/unit/test_secret_recall.py the whole scan against a labelled corpus (`make eval-secrets`)."""
 
 from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -35,7 +40,23 @@ import re2
 
 from ragls.gitignore import PatternSet
 from ragls.languages import language_of
-from ragls.secret_gates import CHECKED_RULES, LIBRARY_GATES, RAGLS_RULES, candidates, gate_bytes, re2_options
+from ragls.secret_gates import LIBRARY_GATES, RAGLS_RULES, candidates, gate_bytes, re2_options
+from ragls.secret_values import (
+    ANGLE_SLOT,
+    INDIRECT_VALUE,
+    JOINED_WORDS,
+    NOT_CREDENTIAL_NAME,
+    QUOTES,
+    basic_credentials,
+    credential_like,
+    password_like,
+    phrase_like,
+    placeholder,
+    slot_words,
+    token_like,
+    url_password,
+    varied,
+)
 
 if TYPE_CHECKING:
     from re import Pattern
@@ -44,7 +65,7 @@ if TYPE_CHECKING:
 # Bump whenever the detection would redact or skip differently: an index made under older rules
 # prepares every file again once (the indexer compares it with its manifest), so text that the
 # older rules let through does not stay in the index until its file changes.
-RULES_VERSION = "2"
+RULES_VERSION = "3"  # 3: provider tokens and credentials in command lines, headers, XML (issue 51)
 
 SECRET_FILE_PATTERNS = [
     ".env",
@@ -195,58 +216,8 @@ def _literal_values(path: str) -> bool:
     return _keyword_set(path) is _library().keyword_sets["config"]  # .ini .cfg .properties .toml
 
 
-_QUOTES = "\"'`"
-# Dotted or separated words, each optionally ending in digits: module paths, snake_case and
-# kebab-case names, versions (`oauth2_client_credentials`, `pkg.mod.Class`, `v1.2.3`).
-_IDENTIFIER = re.compile(r"[A-Za-z]*[0-9]*(?:[._/-][A-Za-z]*[0-9]*)+")
-_DOTTED_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)+")
-_HEX = re.compile(r"[0-9a-fA-F]+")
-# Names whose value is public or a digest, whatever it looks like.
-_NOT_CREDENTIAL_NAME = re.compile(r"(?i)public|sha\d*|md5|hash|digest|checksum|fingerprint|crc")
-# Names that hold a credential for sure; a name with only `key` in it (`cache_key`,
-# `storage_key`) needs the library's own entropy limit (4.5, meant for any quoted string).
-_STRONG_NAME = re.compile(r"(?i)token|secret|passw|pwd|credential|auth|bearer")
-# Random 16-character alphanumeric strings measure 3.03 at the least (4.0 at most), kubeadm
-# tokens (`abcdef.0123456789abcdef`) 2.8: with a credential's name, 3.0 keeps nearly all.
-_NAMED_BASE64_LIMIT = 3.0
-_PLACEHOLDER_WORDS = frozenset({"password", "passwd", "pass", "pwd", "secret", "token", "changeme", "example"})
-
-
-def _placeholder(value: str) -> bool:
-    """`${PASSWORD}`, `{{ pw }}`, `<token>`, `%(pw)s`, `***`, `TOKEN`, `password`: a slot to fill
-    in, not a secret."""
-    v = value.strip("\"'`")
-    low = v.lower()
-    return (
-        not v
-        or v[0] in "${"
-        or (v[0] == "<" and v[-1] == ">")
-        or v.startswith(("%(", "%s"))
-        or set(low) <= {"x", "*", "."}
-        or (v.isalpha() and (v.isupper() or low in _PLACEHOLDER_WORDS))
-    )
-
-
-def _credential_like(value: str, lib: _Library, name: str = "") -> bool:
-    """Does a value assigned to `name` look like a random credential rather than a word, a
-    name or a digest?"""
-    v = value.rstrip("=")
-    if len(v) < 16 or v.isdigit() or not any(c.isdigit() for c in v) or not any(c.isalpha() for c in v):
-        return False
-    if _NOT_CREDENTIAL_NAME.search(name) or _IDENTIFIER.fullmatch(v) or _DOTTED_NAME.fullmatch(v):
-        return False
-    if lib.heuristic.is_sequential_string(v) or lib.heuristic.is_potential_uuid(v):
-        return False
-    if _HEX.fullmatch(v):
-        return bool(lib.hex.calculate_shannon_entropy(v) > lib.hex.entropy_limit)
-    limit = _NAMED_BASE64_LIMIT if not name or _STRONG_NAME.search(name) else lib.base64.entropy_limit
-    return bool(lib.base64.calculate_shannon_entropy(v) > limit)
-
-
-# The value is itself a call or a subscript (`password: get_password()`, `secret = env["X"]`):
-# detect-secrets' `is_indirect_reference` tests the whole line instead, which would also pass
-# `conn = connect(password="...")`.
-_INDIRECT_VALUE = re.compile(r"[\w.-]+[\[(]")
+# A sentence in quotes (`"Use a passphrase of four random words"`): words, spaces, punctuation.
+_SENTENCE = re.compile(r"[A-Za-z][A-Za-z',.!?-]*(?:\s+[A-Za-z',.!?-]+)+")
 
 
 def _keyword_hit(line: str, path: str, lib: _Library) -> bool:
@@ -256,16 +227,20 @@ def _keyword_hit(line: str, path: str, lib: _Library) -> bool:
     for value in lib.keyword.analyze_string(line, denylist_regex_to_group=_keyword_set(path)):
         if not value or h.is_templated_secret(value) or h.is_prefixed_with_dollar_sign(value):
             continue
-        if h.is_not_alphanumeric_string(value) or h.is_sequential_string(value) or _placeholder(value):
+        if h.is_not_alphanumeric_string(value) or h.is_sequential_string(value) or placeholder(value):
             continue
-        if h.is_likely_id_string(value, line, lib.keyword) or _INDIRECT_VALUE.match(value):
+        if h.is_likely_id_string(value, line, lib.keyword) or INDIRECT_VALUE.match(value):
             continue
         at = line.find(value)
-        quoted = at > 0 and line[at - 1] in _QUOTES
+        quoted = at > 0 and line[at - 1] in QUOTES
         if not quoted and any(c.isspace() for c in value):
             continue  # unquoted words after `password:`: prose in a doc, not a value
         if not quoted and line[at + len(value) : at + len(value) + 1] in ("(", "["):
             continue  # `password = get_password()` in a config-style file
+        if JOINED_WORDS.fullmatch(value) or _SENTENCE.fullmatch(value) or slot_words(value):
+            continue  # `secretName: orders-db-credentials-v2`, a label, `test-password`, `sk-...`
+        if ANGLE_SLOT.search(value):
+            continue  # `provider:<name>`
         return True
     return False
 
@@ -273,28 +248,98 @@ def _keyword_hit(line: str, path: str, lib: _Library) -> bool:
 @functools.cache
 def _ragls_rules() -> dict[str, Any]:
     opts = re2_options(8)
-    return {n: re2.compile(p, opts) for n, (p, _) in RAGLS_RULES.items()}
+    return {n: re2.compile(r.pattern, opts) for n, r in RAGLS_RULES.items()}
+
+
+def _value(m: Any) -> str:
+    """The value a rule found: its last group that took part in the match (rules with
+    alternatives put the value in a different group in each), or the whole match."""
+    for k in range(m.re.groups, -1, -1):
+        g = m.group(k)
+        if g is not None:
+            return str(g.decode("utf-8", "replace"))
+    return ""
+
+
+def _check_assignment(m: Any, label: str, path: str, lib: _Library) -> bool:
+    if m.group(2) is None and not _literal_values(path):
+        return False  # `token = make_token`, `key: KeyType`: a name in code, not a literal
+    return credential_like(_value(m), lib, label)
+
+
+def _check_authorization(m: Any, label: str, path: str, lib: _Library) -> bool:
+    value = _value(m)
+    if label.lower() == "basic":  # the label is the scheme
+        password = basic_credentials(value)
+        if password is not None:
+            return password_like(password) or credential_like(password, lib, "password")
+    return credential_like(value, lib, "token")
+
+
+def _check_basic_auth(m: Any, label: str, path: str, lib: _Library) -> bool:
+    value = _value(m)
+    if m.group(2) is not None:  # a Docker config's `auth`: base64 of `user:password`
+        password = basic_credentials(value)
+        return password is not None and (password_like(password) or credential_like(password, lib, "password"))
+    return password_like(value)
+
+
+def _check_password(m: Any, label: str, path: str, lib: _Library) -> bool:
+    if NOT_CREDENTIAL_NAME.search(label):
+        return False  # `password_hash: "..."`, `secret_sha256: "..."`
+    return password_like(_value(m))
+
+
+def _check_named_uuid(m: Any, label: str, path: str, lib: _Library) -> bool:
+    return bool(_CREDENTIAL_WORD.search(label)) and token_like(_value(m), lib)
+
+
+_CREDENTIAL_WORD = re.compile(r"(?i)key|token|secret|passw|auth|api|credential")
+
+# How each kind of rule judges what it found (secret_gates.Rule.check): the match, the name it
+# is assigned to (the rule's first group, for rules that name one) or "", the file, the library.
+_CHECKS: dict[str, Callable[[Any, str, str, _Library], bool]] = {
+    "token": lambda m, label, path, lib: token_like(_value(m), lib),
+    "token_mixed": lambda m, label, path, lib: token_like(_value(m), lib, mixed=True),
+    "password": _check_password,
+    "phrase": lambda m, label, path, lib: phrase_like(_value(m)),
+    "url": lambda m, label, path, lib: url_password(_value(m)),
+    "varied": lambda m, label, path, lib: varied(_value(m), lib),
+    "bearer": lambda m, label, path, lib: credential_like(_value(m), lib, "bearer"),
+    "assignment": _check_assignment,
+    "authorization": _check_authorization,
+    "basic_auth": _check_basic_auth,
+    "named_uuid": _check_named_uuid,
+}
 
 
 def _ragls_hit(name: str, line: str, path: str, lib: _Library | None) -> bool:
     # On the gate's own input (İ ı folded): the rule is its own gate, so the two cannot differ.
     data = gate_bytes(line)
     rule = _ragls_rules()[name]
-    if name not in CHECKED_RULES:
+    spec = RAGLS_RULES[name]
+    if not spec.check:
         return rule.search(data) is not None
+    judge = _CHECKS[spec.check]
     for m in rule.finditer(data):
-        value = m.group(m.re.groups).decode("utf-8", "replace")
-        if name in ("url_password", "url_query"):
-            if not _placeholder(value):
-                return True
-        elif name == "bearer":
-            if _credential_like(value, lib or _library(), "bearer"):
-                return True
-        elif m.group(2) is None and not _literal_values(path):
-            continue  # `token = make_token`, `key: KeyType`: a name in code, not a literal
-        elif _credential_like(value, lib or _library(), m.group(1).decode("utf-8", "replace")):
+        label = m.group(1).decode("utf-8", "replace") if spec.named and m.group(1) is not None else ""
+        if judge(m, label, path, lib or _library()):
             return True
     return False
+
+
+# Plugins whose own check is the whole judgement: a private key's BEGIN line, a JWT that decodes.
+_JUDGED_BY_THE_LIBRARY = frozenset({"PrivateKeyDetector", "JwtTokenDetector"})
+
+
+def _plugin_matches(plugin: Any, line: str) -> Iterator[str]:
+    """The whole text each of a regex plugin's patterns matches (`analyze_string` gives only
+    their first group, which for some is the prefix alone: `ghp`)."""
+    if next(iter(plugin.analyze_string(line)), None) is None:
+        return
+    for rx in plugin.denylist:
+        for m in rx.finditer(line):
+            yield m.group(0)
 
 
 def _line_hit(line: str, path: str, gates: Iterable[str]) -> bool:
@@ -312,10 +357,13 @@ def _line_hit(line: str, path: str, gates: Iterable[str]) -> bool:
             if _keyword_hit(line, path, lib):
                 return True
         elif name == "BasicAuthDetector":
-            if any(not _placeholder(v) for v in lib.regex_plugins[name].analyze_string(line)):
+            if any(url_password(v) for v in lib.regex_plugins[name].analyze_string(line)):
                 return True  # `https://user:pass@host` in docs names a slot, not a password
-        elif next(iter(lib.regex_plugins[name].analyze_string(line)), None) is not None:
-            return True
+        elif name in _JUDGED_BY_THE_LIBRARY:
+            if next(iter(lib.regex_plugins[name].analyze_string(line)), None) is not None:
+                return True
+        elif any(varied(v, lib) for v in _plugin_matches(lib.regex_plugins[name], line)):
+            return True  # a provider's token, not its placeholder (`ghp_XXXX...`)
     return False
 
 

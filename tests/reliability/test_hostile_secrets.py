@@ -1,4 +1,4 @@
-"""No planted secret leaves the index (issue 37, finding 3): a workspace of 80+ realistic
+"""No planted secret leaves the index (issue 37, finding 3): a workspace of 100+ realistic
 secrets (tests/secret_corpus.py) behind the real server over LSP with a remote embedder the
 user configured (a fake OpenAI-compatible one on 127.0.0.1), and behind `ragls mcp` over the
 MCP SDK's stdio client. Nothing planted may appear in a `rag/retrieve` chunk, the
@@ -46,6 +46,15 @@ QUESTIONS = [
     "docker compose environment password",
     "helm values api key client secret",
     "deploy key openssh",
+    "wordpress database password",
+    "maven deploy server password",
+    "legacy app settings payments api key smtp",
+    "nightly backup mysqldump upload archive",
+    "reports http client authorization headers dsn",
+    "github issues authorization token",
+    "order store database config",
+    "jdbc datasource properties",
+    "hugging face hub upload vault discord webhook",
 ]
 
 

@@ -84,7 +84,9 @@ def test_logs_carry_no_file_contents_or_keys(tmp_path: Path, capfd: pytest.Captu
     ws = tmp_path / "ws"
     ws.mkdir()
     marker = "UNIQUE_CONTENT_MARKER_4242"
-    (ws / "a.py").write_text(f"def f():\n    return '{marker}'\n    token = 'ghp_" + "Q" * 36 + "'\n")
+    (ws / "a.py").write_text(
+        f"def f():\n    return '{marker}'\n    token = 'ghp_" + "Q7kT2xW9pL4zR8mN3vB6cY1hJ5dF0gS2aE4u" + "'\n"
+    )
     (ws / "bad.py").write_bytes(b"\x00binary " + marker.encode())
     logging.basicConfig(level=logging.INFO, force=True)
     idx = Indexer(ws, Settings.model_validate({"cacheDir": str(tmp_path / "c")}))

@@ -26,7 +26,7 @@ COPILOT = "/embeddings"
 TOKEN = "/copilot_internal/v2/token"
 KEY = "sk-test-" + "k" * 32
 GHU = "ghu_" + "A" * 36
-GHP_LINE = "GITHUB_TOKEN = ghp_" + "Z" * 36
+GHP_LINE = "GITHUB_TOKEN = ghp_" + "Z9y8X7w6V5u4T3s2R1q0P9o8N7m6L5k4J3i2"  # a fill (`ZZZ...`) is a placeholder
 
 
 @pytest.fixture

@@ -207,12 +207,21 @@ def test_secret_file_names() -> None:
 
 def test_hostile_lines_cost_little() -> None:
     # The keyword patterns backtrack on long candidate lines; such lines are not handed over.
-    long_line = "password = '" + "a" * 4_000 + "' " + "password=" * 100
+    long_line = "password = '" + "a1B2" * 1_000 + "' " + "password=" * 100  # varied: no filler
     huge = "\n".join([long_line, "x = 1"] * 50) + "\n" + "secret_" * 5_000 + "\n"
     t0 = time.monotonic()
     hits = secret_lines(huge, "a.ini")
     assert time.monotonic() - t0 < 10
     assert 0 in hits and 1 not in hits and len(hits) == 51
+    # Values built to make the checks' Python patterns backtrack (words joined by separators,
+    # humps, dots) in every context a rule reads: each line is judged in linear time.
+    values = ["A-" * 2_400 + "!", "a." * 2_400 + "!", "Ab" * 2_400 + "-!", "a1-" * 1_600 + " 1", "--" * 2_400 + "!"]
+    shapes = ['password = "{}"', "mysql -u root -p{}", "curl -u user:{} https://x", "<password>{}</password>"]
+    shapes += ['define("AUTH_KEY", "{}");', "Authorization: token {}", "host=db password={} dbname=x", "api_key = {}"]
+    hostile = "\n".join(shape.format(v) for shape in shapes for v in values)
+    t0 = time.monotonic()
+    secret_lines(hostile, "a.yaml")
+    assert time.monotonic() - t0 < 10
     # Lone surrogates (an editor buffer) neither crash nor hide a secret.
     assert redact("\ud800 token = 'ghp_" + "Z9y8X7w6V5" * 4 + "'\n", "a.py")[1] == 1
 
