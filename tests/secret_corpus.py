@@ -14,11 +14,8 @@ import string
 from dataclasses import dataclass, field
 from pathlib import Path
 
-ALNUM = string.ascii_letters + string.digits
-UPPER_DIGITS = string.ascii_uppercase + string.digits
-HEX = "0123456789abcdef"
-B64 = ALNUM + "+/"
-URLSAFE = ALNUM + "-_"
+from ragls.evaluation.secret_corpus import ALNUM, B64, HEX, URLSAFE
+from ragls.evaluation.secret_corpus import UPPER_ALNUM as UPPER_DIGITS
 
 # How a file is expected to come out: its secret lines redacted and the rest indexed, skipped
 # whole by content (`secret_content`), or never read because of its name (`secret`).
