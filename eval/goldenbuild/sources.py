@@ -52,7 +52,9 @@ class Source(BaseModel):
     name: str = Field(pattern=r"^[a-z0-9][a-z0-9._-]*$")
     version: str
     language: Language
-    split: Literal["dev", "held-out"] = Field(description="dev: tuned on; held-out: confirmation only")
+    split: Literal["dev", "held-out", "sealed"] = Field(
+        description="dev: tuned on; held-out: confirmation only; sealed: scored only at the start and the end of an issue"
+    )
     registry: Literal["pypi", "npm", "debian"]
     package: str
     filename: str = Field(description="the downloaded file's name, also its cache key")

@@ -48,8 +48,8 @@ def add_eval_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[ty
     p.add_argument("--dir", type=Path, default=default_dir(), help="where eval/build_golden.py wrote the sets")
     p.add_argument(
         "--split",
-        choices=["dev", "held-out"],
-        help="with --all or --issues: only the sets or repositories of this split",
+        choices=["dev", "held-out", "sealed"],
+        help="with --all or --issues: only the sets or repositories of this split (sealed ones: only when named)",
     )
     p.add_argument("--cache", type=Path, help="indexes and embedding cache (default DIR/ragls-cache)")
     p.add_argument("--baselines", action="store_true", help="also score BM25 on the same queries")
@@ -162,7 +162,12 @@ def cmd_eval(a: argparse.Namespace) -> int:
         if not manifest.exists():
             raise SystemExit(f"ragls: {manifest} not found; run `python eval/build_golden.py` first")
         projects = json.loads(manifest.read_text())["projects"]
-        paths += [a.dir / p["golden"] for p in projects if a.split is None or p.get("split") == a.split]
+        # The sealed split is scored only when asked by name (at the start and the end of an issue).
+        paths += [
+            a.dir / p["golden"]
+            for p in projects
+            if p.get("split") == a.split or (a.split is None and p.get("split") != "sealed")
+        ]
     if not paths and not a.commits and not a.issues:
         raise SystemExit("ragls eval: give golden-set files, --all, --commits or --issues")
     settings: Settings = load_settings(None, ("eval", {"cacheDir": str(a.cache or a.dir / "ragls-cache")}))
@@ -204,7 +209,7 @@ def cmd_eval(a: argparse.Namespace) -> int:
     out: list[str] = ["## Mean over languages (each language weighs equally)", "", _table(overall), ""]
     splits: dict[str, dict[str, dict[str, float]]] = {}
     split_langs: dict[str, dict[str, dict[str, dict[str, float]]]] = {}
-    for title in ("dev", "held-out"):
+    for title in ("dev", "held-out", "sealed"):
         part = [r for r in results if r.split == title]
         if not part:
             continue

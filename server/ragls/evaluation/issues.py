@@ -49,6 +49,9 @@ FILES = 10
 # The issue text asked: title, blank line, description, as long as an agent would paste it.
 QUERY_CHARS = 4000
 MAX_GOLD = 5
+# Repositories scored only when asked by name, at the start and the end of an issue: a split nobody
+# reads while choosing still predicts code nobody has seen.
+SEALED = "sealed"
 
 METRICS = [*(f"acc_at_{k}" for k in ACC_KS), f"any_at_{ANY_K}", f"mrr_at_{MRR_K}"]
 HEAD = [*(f"Acc@{k}" for k in ACC_KS), f"any@{ANY_K}", "MRR"]
@@ -69,7 +72,7 @@ class IssueRepo(BaseModel):
     github: str = Field(pattern=r"^[\w.-]+/[\w.-]+$", description="owner/name")
     language: Language = Field(description="the language of its source files (per-language means)")
     # Choices are made on dev repositories and confirmed on held-out ones: stated, never defaulted.
-    split: Literal["dev", "held-out"]
+    split: Literal["dev", "held-out", "sealed"]
     licence: str = Field(min_length=2, description="SPDX expression of the repository's licence")
     head: str = Field(pattern=_SHA, description="the mirror's newest commit when the questions were drawn")
     questions: str | None = Field(default=None, description="JSONL file, relative to the TOML (issues/<name>.jsonl)")
@@ -324,7 +327,7 @@ def run_issues(
     return [
         run_repo(repo, load_questions(config, repo), mirrors, settings, work, quiet)
         for repo in cfg.repo
-        if split is None or repo.split == split
+        if repo.split == split or (split is None and repo.split != SEALED)
     ]
 
 
