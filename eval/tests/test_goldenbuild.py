@@ -291,8 +291,49 @@ def test_pinned_sources_are_not_blocklisted() -> None:
     from goldenbuild.sources import load_sources
 
     config = load_sources(EVAL / "sources.toml")  # raises if any project is on the team's list
-    assert {p.split for p in config.project} == {"dev", "held-out"}
+    assert {p.split for p in config.project} == {"dev", "held-out", "sealed"}
     assert len({p.language for p in config.project}) == 13
+
+
+def _aliases(name: str) -> set[str]:
+    """A name and the upstream names a registry decorates it into (the embedder's rule:
+    `librust-foo-dev` is also `foo`, `@scope/foo` also `foo`), normalised like the blocklist."""
+    import re
+
+    sys.path.insert(0, str(EVAL.parent / "scripts" / "embedder"))
+    from fetch import aliases, normalise
+
+    return {normalise(a) for a in aliases(name)} | {re.sub(r"[^a-z0-9]", "", name.lower())}
+
+
+def test_sealed_split_is_guarded_like_held_out() -> None:
+    """The sealed doc -> code projects (issue 52): at least 20, every chunked language, several
+    for Rust, C++, Go and TypeScript, and each one new: no name or registry package shared with
+    a dev or held-out project, the commit task's or the issue task's repositories, and none on
+    the blocklist (load_sources refuses those). That the embedder never trained on them is
+    tests/unit/test_embedder_data.py's check."""
+    from collections import Counter
+
+    from goldenbuild.sources import load_sources
+    from ragls.evaluation.commits import load_config as load_commits
+    from ragls.evaluation.issues import load_config as load_issues
+
+    config = load_sources(EVAL / "sources.toml")
+    sealed = [p for p in config.project if p.split == "sealed"]
+    languages = Counter(p.language for p in sealed)
+    assert len(sealed) >= 20
+    assert set(languages) == {p.language for p in config.project if p.split != "sealed"}
+    assert all(languages[lang] >= 2 for lang in ("rust", "cpp", "go", "typescript")), languages
+    names = [p.name for p in config.project]
+    assert len(names) == len(set(names))
+    assert len({(p.registry, p.package) for p in config.project}) == len(config.project)
+
+    others = {a for p in config.project if p.split != "sealed" for n in (p.name, p.package) for a in _aliases(n)}
+    for repo in [*load_commits(EVAL / "commits.toml").repo, *load_issues(EVAL / "issues.toml").repo]:
+        others |= {a for n in (repo.name, *repo.github.split("/")) for a in _aliases(n)}
+    for p in sealed:
+        assert not (_aliases(p.name) | _aliases(p.package)) & others, p.name
+        assert p.max_queries is None  # same sampling as every other set: nothing tuned per project
 
 
 RUST = b"""\

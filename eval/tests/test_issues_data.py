@@ -72,10 +72,14 @@ def test_splits_are_by_repository_and_cover_six_languages() -> None:
     config = load_config(CONFIG)
     held_out = [r for r in config.repo if r.split == "held-out"]
     dev = [r for r in config.repo if r.split == "dev"]
+    sealed = [r for r in config.repo if r.split == "sealed"]
     assert len(config.repo) >= 10 and len(held_out) >= 8 and dev
     # A repository has one split, so no question of a held-out repository can tune anything.
     assert not {r.github.lower() for r in held_out} & {r.github.lower() for r in dev}
     assert len({r.language for r in held_out}) >= 6
+    # The sealed set (read once, before and after a piece of work) spans languages too.
+    assert len(sealed) >= 6 and len({r.language for r in sealed}) >= 4
+    assert all(len(load_questions(CONFIG, r)) >= 8 for r in sealed)
     # No fix answers two questions (two issues fixed by one commit would count it twice).
     fixes = [q.fix for _, asked in _all() for q in asked]
     assert len(fixes) == len(set(fixes))
@@ -112,3 +116,39 @@ def test_gold_files_are_sources_not_tests() -> None:
     for test_file in ("src/build_test.cc", "src/util_unittest.cc", "spec/grape/api_spec.rb", "tests/test_a.py"):
         assert not is_gold_source(test_file), test_file
     assert not is_gold_source("CHANGELOG.md") and not is_gold_source("docs/guide.md")
+
+
+def test_no_sealed_repository_is_in_the_bundled_embedder_training_data() -> None:
+    """tests/unit/test_embedder_data.py checks the held-out repositories against the shipped
+    model's training data; the sealed ones must be unseen too: no package of data-manifest.json
+    and no repository of commit-data-manifest.json (or their sources.toml lists) names one."""
+    import json
+
+    embedder = EVAL.parent / "scripts" / "embedder"
+    if str(embedder) not in sys.path:
+        sys.path.insert(0, str(embedder))
+    from fetch import aliases, normalise
+
+    sealed = {
+        normalise(a)
+        for repo in load_config(CONFIG).repo
+        if repo.split == "sealed"
+        for part in (*repo.github.split("/"), repo.name)
+        for a in aliases(part)
+    }
+    assert sealed
+    trained: set[str] = set()
+    manifest = json.loads((embedder / "data-manifest.json").read_text(encoding="utf-8"))
+    for entry in manifest["packages"]:
+        trained |= {normalise(a) for name in [entry["package"], *entry["names"]] for a in aliases(name)}
+    commit_manifest = json.loads((embedder / "commit-data-manifest.json").read_text(encoding="utf-8"))
+    for entry in commit_manifest["repositories"]:
+        names = [*entry["github"].split("/"), *entry.get("packages", [])]
+        trained |= {normalise(a) for name in names for a in aliases(name)}
+    for listing in ("sources.toml", "commit_sources.toml"):
+        data = tomllib.loads((embedder / listing).read_text(encoding="utf-8"))
+        for entry in [*data.get("package", []), *data.get("project", []), *data.get("repo", [])]:
+            names = [entry[k] for k in ("name", "package", "github") if isinstance(entry.get(k), str)]
+            names += [n for n in entry.get("packages", []) if isinstance(n, str)]
+            trained |= {normalise(a) for name in names for part in name.split("/") for a in aliases(part)}
+    assert not sealed & trained, sorted(sealed & trained)

@@ -188,6 +188,54 @@ def test_the_bundled_embedder_never_saw_a_held_out_project() -> None:
     assert seen == []
 
 
+def test_no_sealed_project_is_in_any_training_data() -> None:
+    """The sealed doc -> code projects (eval/sources.toml, split "sealed", issue 52) were chosen
+    unseen: none of their names is a package or repository of any training list or manifest
+    under scripts/embedder (doc pairs, commit pairs, release pairs, the reserved mirrors), kept
+    or not, refused ones included, nor a related name declared there."""
+    import json
+    import tomllib
+
+    emb = ROOT / "scripts" / "embedder"
+    sources = tomllib.loads((ROOT / "eval" / "sources.toml").read_text(encoding="utf-8"))
+    sealed = [p for p in sources["project"] if p["split"] == "sealed"]
+    assert len(sealed) >= 20
+    sealed_names = {normalise(a): p["name"] for p in sealed for key in ("name", "package") for a in aliases(p[key])}
+
+    trained: set[str] = set()
+    doc_sources = tomllib.loads((emb / "sources.toml").read_text(encoding="utf-8"))
+    trained |= {p["package"] for p in doc_sources["package"]}
+    trained |= {n for key, names in doc_sources.get("related", {}).items() for n in (key, *names)}
+    commit_sources = tomllib.loads((emb / "commit_sources.toml").read_text(encoding="utf-8"))
+    for repo in commit_sources["repo"]:
+        trained |= {*repo["github"].split("/"), *repo.get("packages", [])}
+    trained |= {part for github in commit_sources.get("reserved", []) for part in github.split("/")}
+    manifests = sorted(emb.rglob("*manifest*.json"))
+    assert {"data-manifest.json", "commit-data-manifest.json"} <= {m.name for m in manifests}
+    for path in manifests:
+        data = json.loads(path.read_text(encoding="utf-8"))
+        rows = (
+            data
+            if isinstance(data, list)
+            else [r for k in ("packages", "repositories", "refused") for r in data.get(k, [])]
+        )
+        for row in rows:
+            trained |= {row[k] for k in ("package", "github") if row.get(k)}
+            trained |= {*row.get("names", []), *row.get("packages", [])}
+            if row.get("github"):
+                trained |= set(row["github"].split("/"))
+            if row.get("spec"):  # release pairs: "registry:package"
+                trained.add(row["spec"].split(":", 1)[1])
+    assert len(trained) > 1000
+    seen = sorted(
+        f"{sealed_names[normalise(a)]} ({name})"
+        for name in trained
+        for a in aliases(name)
+        if normalise(a) in sealed_names
+    )
+    assert seen == []
+
+
 @pytest.mark.parametrize("licence", ["GPL-3+", "MPL-2.0", "BSD-3-clause or GPL-2", "LGPL-2.1", ""])
 def test_non_permissive_licences_are_refused(licence: str) -> None:
     with pytest.raises(Refused):
