@@ -11,7 +11,8 @@ from hypothesis import strategies as st
 from ragls import lexical
 from ragls.escaping import attr, label
 from ragls.query.context import ContextChunk, format_context, neutralise
-from ragls.query.retrieval import Hit, dedupe, query_symbols
+from ragls.query.query_words import query_symbols
+from ragls.query.retrieval import Hit, dedupe
 from tests.hostile_text import parse_context, structure, tag_spellings, tags_seen
 
 

@@ -14,6 +14,7 @@ import pytest
 from ragls import lexical
 from ragls.chunking.model import embedding_text, split_humps
 from ragls.config import RetrievalSettings, load_settings
+from ragls.query.query_words import lookup_symbols, query_symbols
 from ragls.query.retrieval import (
     DEFAULT_TUNING,
     Hit,
@@ -24,8 +25,6 @@ from ragls.query.retrieval import (
     is_meta_path,
     is_test_path,
     lexical_weight,
-    lookup_symbols,
-    query_symbols,
     retrieve,
     symbol_first,
     tuning_for,

@@ -63,6 +63,16 @@ def add_eval_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[ty
         default=Path(os.environ.get("RAGLS_EVAL_MIRRORS") or default_dir() / "mirrors"),
         help="folder of bare git mirrors (<owner>+<name>/repo) for --commits and --issues",
     )
+    p.add_argument(
+        "--ranker",
+        metavar="MODEL",
+        nargs="?",
+        const="",
+        help="also score the learned ranker (query/ranker.py) from this model file, or the bundled one",
+    )
+    p.add_argument(
+        "--dump-features", type=Path, metavar="DIR", help="write each set's ranker training rows there (ranker_data.py)"
+    )
     p.add_argument("-q", "--quiet", action="store_true")
     p.set_defaults(func=cmd_eval)
 
@@ -202,7 +212,15 @@ def cmd_eval(a: argparse.Namespace) -> int:
     for p in paths:
         if not a.quiet:
             print(f"eval: {p}", file=sys.stderr, flush=True)
-        result = run_golden(p, settings, baselines=a.baselines, ablations=not a.no_ablations, quiet=a.quiet)
+        result = run_golden(
+            p,
+            settings,
+            baselines=a.baselines,
+            ablations=not a.no_ablations,
+            quiet=a.quiet,
+            ranker=a.ranker,
+            dump=a.dump_features,
+        )
         result.split = split_of.get(str(p.resolve()))
         results.append(result)
     overall, lang_rows = _overall(results)

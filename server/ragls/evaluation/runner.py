@@ -14,9 +14,11 @@ from ragls.config import RetrievalSettings, Settings
 from ragls.evaluation.bm25 import BM25Index, Document, function_documents, windows
 from ragls.evaluation.golden import GoldenSet, load_golden
 from ragls.evaluation.metrics import QueryMetrics, aggregate, evaluate_query
+from ragls.evaluation.ranker_data import FeatureDump
 from ragls.index.worker import Indexer
 from ragls.languages import language_of
-from ragls.query.retrieval import DEFAULT_TUNING, query_symbols, retrieve
+from ragls.query.query_words import query_symbols
+from ragls.query.retrieval import DEFAULT_TUNING, retrieve
 
 TOP_K = 10  # rank metrics look at the top 10 (MRR@10, R@5, ...)
 
@@ -190,9 +192,20 @@ def _all_files(root: Path) -> list[str]:
     return sorted(p.relative_to(root).as_posix() for p in root.rglob("*") if p.is_file())
 
 
+LEARNED = "learned ranker"
+
+
 def run_golden(
-    path: Path, settings: Settings, baselines: bool = True, ablations: bool = True, quiet: bool = False
+    path: Path,
+    settings: Settings,
+    baselines: bool = True,
+    ablations: bool = True,
+    quiet: bool = False,
+    ranker: str | None = None,
+    dump: Path | None = None,
 ) -> SetResult:
+    """`ranker`: also score the learned ranker from this model file ("" for the bundled one).
+    `dump`: write every question's candidates, feature rows and grades there (ranker_data)."""
     gs = load_golden(path)
     root = gs.root_dir()
     t0 = time.monotonic()
@@ -221,6 +234,19 @@ def run_golden(
                 lines_of,
             )
         lookups = lookup_set(gs)
+        if ranker is not None:
+            tu = replace(DEFAULT_TUNING, learned=True, ranker_path=ranker)
+            rs = settings.retrieval
+            rows[LEARNED] = _score(
+                lambda q: retrieve(store, emb, rs, q, asked, 0, None, None, tuning=tu, names=names).hits, gs, lines_of
+            )
+        if dump is not None:
+            data = FeatureDump()
+            for q in [*gs.queries, *lookups.queries]:  # questions, and lookups of a name: both kinds of query
+                retrieve(
+                    store, emb, settings.retrieval, q.query, asked, 0, None, None, names=names, trace=data.tracer(q)
+                )
+            data.save(dump / f"{gs.name}.npz", gs.name, gs.language or "?")
         if ablations and lookups.queries:
             for label, boost in (("lookups: ragls (default)", True), ("lookups: no exact-symbol boost", False)):
                 rs = RetrievalSettings.model_validate({**settings.retrieval.model_dump(), "symbol_boost": boost})

@@ -15,9 +15,8 @@ from ragls.config import RetrievalSettings
 from ragls.embedding import EmbeddingError
 from ragls.protocol import ChunkOut, RetrieveResultOut
 from ragls.query.context import ContextChunk, format_context
+from ragls.query.query_words import lookup_symbols, query_symbols
 from ragls.query.retrieval import (
-    lookup_symbols,
-    query_symbols,
     retrieve,
     retrieve_result,
     symbol_first,

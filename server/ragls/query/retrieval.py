@@ -9,12 +9,13 @@ embedding-cache lookup (and for a change, two in-memory rankings of files). Each
 
 from __future__ import annotations
 
+import functools
 import re
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Protocol, TypeVar
+from typing import TYPE_CHECKING, Protocol, TypeVar
 
 import pathspec
 
@@ -27,40 +28,28 @@ from ragls.git_history import ChangeHistory, FileRanker
 from ragls.gitignore import BACKEND
 from ragls.languages import is_code
 from ragls.protocol import ChunkOut, Position, Range, RetrieveResultOut
+from ragls.query import learned
 from ragls.query.context import ContextChunk, format_context
+from ragls.query.features import DECLARATIVE_KINDS
 from ragls.query.file_boosts import co_change_lift, file_boost
+from ragls.query.learned import Trace
 from ragls.query.mentions import is_long, mentioned_files, path_mentions
 from ragls.query.path_kinds import is_history_path, is_meta_path, is_test_path
 from ragls.query.query_embedding import shared_query_embedding
+from ragls.query.query_words import (
+    DECLARATION_QUERY,
+    HISTORY_QUERY,
+    META_QUERY,
+    TEST_QUERY,
+    lookup_symbols,
+    query_kind,
+    query_symbols,
+)
+from ragls.query.ranker import LinearRanker, bundled
 from ragls.store import SearchRequest, Store, StoredHit
 
-_DOTTED = re.compile(r"[A-Za-z_$][\w$]*(?:(?:\.|::|#)[A-Za-z_$][\w$]*)+")
-_CALL = re.compile(r"([A-Za-z_$][\w$]*)\s*\(\)")
-_QUOTED = re.compile(r"`([^`\s]+)`")
-_TEST_QUERY = re.compile(
-    r"\b(tests?|testing|tested|unit ?tests?|spec|specs|mocks?|mocked|fixtures?|pytest|unittest|jest|mocha|"
-    r"assert\w*|expect|benchmarks?)\b",
-    re.IGNORECASE,
-)
-_HISTORY_QUERY = re.compile(
-    r"\b(change ?logs?|release ?notes?|releases?|released|history|news|when (was|were|did)|which version)\b",
-    re.IGNORECASE,
-)
-_META_QUERY = re.compile(
-    r"\b(github|gitlab|ci|workflows?|actions?|pipelines?|templates?|contribut\w*|security|vulnerabilit\w*|funding|"
-    r"sponsors?|conduct|dependabot|renovate|codeowners|maintainers?|authors?|licen[cs]\w*|copyright|issues?|"
-    r"pull requests?|prs?|labels?|copilot|agents?)\b",
-    re.IGNORECASE,
-)
-# Chunks that declare rather than implement: a class or its header (fields, doc), a type,
-# constant or variable declaration. A question about behaviour wants the function that does
-# it, and a documented class around an undocumented method out-ranks the method on the
-# doc's words; a query that names a kind of declaration keeps them at full rank.
-_DECLARATIVE_KINDS = frozenset({"class", "class_header", "declaration"})
-_DECLARATION_QUERY = re.compile(
-    r"\b(class(es)?|structs?|interfaces?|enums?|traits?|constants?|records?|protocols?|type alias(es)?)\b",
-    re.IGNORECASE,
-)
+if TYPE_CHECKING:
+    import numpy as np
 
 
 class QueryError(ValueError):
@@ -97,7 +86,7 @@ class Tuning:
     symbol_first: bool = True  # an exactly named definition is moved to the top
     symbol_lookup_only: bool = True  # boost names only in lookup-shaped queries (lookup_symbols)
     test_penalty: float = 0.5  # fused score factor for test files (1.0 = off)
-    # Fused score factor for declarative chunks (_DECLARATIVE_KINDS; 1.0 = off): 0.5 chosen on
+    # Fused score factor for declarative chunks (DECLARATIVE_KINDS; 1.0 = off): 0.5 chosen on
     # dev, confirmed on held-out (docs/history/evaluation-log.md).
     declaration_penalty: float = 0.5
     # Fused score factor for release history files (_HISTORY_PATH; 1.0 = off): 0.5 chosen on the
@@ -156,6 +145,11 @@ class Tuning:
     # never above that file (co_change_lift). 0 files: off (questions).
     co_change_files: int = 0
     co_change_weight: float = 0.0
+    # The learned ranker (query.learned) orders the candidates instead of the weights, boosts and
+    # demotions above; `ranker_path` names a model file to try ("": the bundled one).
+    learned: bool = False
+    ranker_path: str = ""
+    change: bool = False  # the query describes a change (intent "change"): a feature of the ranker
 
 
 DEFAULT_TUNING = Tuning()
@@ -177,6 +171,7 @@ DEFAULT_TUNING = Tuning()
 # (0.25-1 x 1-3 files measured on dev: docs/history/evaluation-log.md "Co-changed files").
 CHANGE_TUNING = replace(
     DEFAULT_TUNING,
+    change=True,
     declaration_penalty=1.0,
     non_code_penalty=0.3,
     long_exemptions=False,
@@ -208,61 +203,6 @@ def compile_globs(globs: list[str]) -> pathspec.PathSpec:
         return pathspec.PathSpec.from_lines("gitignore", globs, backend=BACKEND)
     except Exception as exc:  # pathspec and re2 raise several types for malformed patterns
         raise QueryError(f"paths: invalid glob: {exc}") from exc
-
-
-def _code_shaped(ident: str) -> bool:
-    """snake_case, camelCase, SCREAMING_CASE with an underscore, or dunder: not an English word."""
-    core = ident.strip("_$")
-    return bool(core) and ("_" in core or re.search(r"[a-z][A-Z]|[A-Z]{2,}[a-z]{2}", core) is not None or ident != core)
-
-
-def query_symbols(query: str) -> list[str]:
-    """Definition names the query spells out, lowercased: qualified names (`Invoice.total`,
-    `pkg::Type`), code-shaped identifiers (`compute_total`, `parseHTTPResponse`), and any
-    word written as code (`` `render` ``, `render()`). Plain words, even ones that happen
-    to name a function (`define`, `Session`), are left to ranking: in a sentence they are
-    far more often English than a reference."""
-    names: set[str] = set()
-    for m in _DOTTED.finditer(query):
-        dotted = re.sub(r"::|#", ".", m.group(0)).strip(".")
-        names.add(dotted.lower())
-    for m in _QUOTED.finditer(query):
-        names.add(re.sub(r"::|#|\(\)$", ".", m.group(1)).strip(".").lower())
-    for m in _CALL.finditer(query):
-        names.add(m.group(1).lower())
-    for ident in lexical.identifiers(query):
-        if _code_shaped(ident):
-            names.add(ident.lower())
-    return sorted(n for n in names if len(n) >= 3)
-
-
-# What a lookup says around the name: "where is X defined", "what does X do", "show me X".
-_LOOKUP_WORDS = frozenset(
-    """
-a an the of in on for to is are was does do did me my our i we you it its this that which
-where what who how why when show find explain describe open go goto jump see look lookup
-definition defined define declared declaration implemented implementation source code
-body used usage uses called calls callers caller call referenced references work works
-working mean means happen happens handled live lives located location file function
-method class type struct interface module constant variable symbol please can could
-""".split()
-)
-
-
-def lookup_symbols(query: str) -> list[str]:
-    """The names to boost, only when the query is a lookup: names plus lookup words and
-    nothing else (`Invoice.compute_total`, `where is parseHTTPResponse defined`, `what does
-    render() do`). In a description a name is a reference to related code ("Returns a
-    CookieJar from a dict", "like assignIn except ..."), and boosting it was measured to push
-    the described function down (docs/history/evaluation-log.md)."""
-    names = query_symbols(query)
-    if not names:
-        return []
-    for word in re.findall(r"[^\s,;:!?]+", query):
-        w = word.strip("`'\"()[]{}.").lower()
-        if w and w not in _LOOKUP_WORDS and not any(n in w.replace("::", ".").replace("#", ".") for n in names):
-            return []
-    return names
 
 
 def _to_hit(h: StoredHit) -> Hit:
@@ -353,17 +293,17 @@ def demote(
     def unless(penalty: float, asked: re.Pattern[str]) -> float:
         return penalty if penalty < 1.0 and not (exemptions and asked.search(query)) else 1.0
 
-    test = unless(test_penalty, _TEST_QUERY)
-    declaration = unless(declaration_penalty, _DECLARATION_QUERY)
-    history = unless(history_penalty, _HISTORY_QUERY)
-    meta = unless(meta_penalty, _META_QUERY)
+    test = unless(test_penalty, TEST_QUERY)
+    declaration = unless(declaration_penalty, DECLARATION_QUERY)
+    history = unless(history_penalty, HISTORY_QUERY)
+    meta = unless(meta_penalty, META_QUERY)
     if test == 1.0 and declaration == 1.0 and history == 1.0 and meta == 1.0 and non_code_penalty == 1.0:
         return hits
     scored = []
     for i, h in enumerate(hits):
         factor = (
             (test if is_test_path(h.path) else 1.0)
-            * (declaration if h.kind in _DECLARATIVE_KINDS else 1.0)
+            * (declaration if h.kind in DECLARATIVE_KINDS else 1.0)
             * (history if is_history_path(h.path) else meta if is_meta_path(h.path) else 1.0)
             * (1.0 if is_code(h.language) else non_code_penalty)
         )
@@ -431,6 +371,62 @@ def lexical_weight(query: str, settings: RetrievalSettings, tuning: Tuning = DEF
     return settings.lexical_weight * (1.0 if query_symbols(query) else tuning.prose_lexical_factor)
 
 
+@functools.cache
+def _load_ranker(path: str) -> LinearRanker | None:
+    return LinearRanker.load(Path(path)) if path else bundled()
+
+
+def _model(tuning: Tuning) -> LinearRanker | None:
+    return _load_ranker(tuning.ranker_path)
+
+
+def _ruled(
+    stored: list[StoredHit],
+    query: str,
+    long: bool,
+    fused: bool,
+    dense: np.ndarray | None,
+    embedder: Embedder | None,
+    names: EmbeddingCache | None,
+    history: ChangeHistory | None,
+    source: FileRanker | None,
+    tuning: Tuning,
+) -> list[Hit]:
+    """The hand-set order: the fused hits, name rerank, the history's and the source BM25's file
+    boosts, then the demotions (each measured in docs/history/evaluation-log.md)."""
+    if fused and dense is not None and tuning.name_rerank_hits and name_rerank.usable(embedder, names):
+        stored = name_rerank.rerank_hits(
+            stored,
+            dense,
+            names,  # type: ignore[arg-type]  # usable() checked it
+            tuning.name_rerank_hits,
+            tuning.name_rerank_weight,
+            tuning.rrf_k,
+        )
+    hits = [_to_hit(h) for h in stored]
+    if (
+        history is not None
+        and fused  # the boost is one more RRF list: it adds to RRF scores only
+        and tuning.git_history_files
+        and tuning.git_history_weight > 0
+    ):
+        # Before the demotions, which then scale it too: a test, changelog or README that past
+        # commits touched alongside the code must not be lifted past the code.
+        hits = file_boost(hits, history.rank(query, tuning.git_history_files), tuning.git_history_weight, tuning.rrf_k)
+    if source is not None and fused and uses_source(tuning, query):
+        hits = file_boost(hits, source.rank(query, tuning.source_files), tuning.source_weight, tuning.rrf_k)
+    return demote(
+        query,
+        hits,
+        tuning.long_test_penalty if long and tuning.long_test_penalty is not None else tuning.test_penalty,
+        tuning.declaration_penalty,
+        tuning.history_penalty,
+        tuning.meta_penalty,
+        tuning.non_code_penalty,
+        exemptions=not long or tuning.long_exemptions,
+    )
+
+
 def retrieve(
     store: Store,
     embedder: Embedder | None,
@@ -446,13 +442,15 @@ def retrieve(
     history: ChangeHistory | None = None,
     files: Callable[[], Iterable[str]] | None = None,
     source: FileRanker | None = None,
+    trace: Trace | None = None,
 ) -> RetrieveResult:
     """`names`: the index's embedding cache, where the indexer keeps the chunks' name vectors
     (ragls.name_rerank); without it the name rerank is skipped. `history`: the workspace's git
     history (ragls.git_history); without it no file is lifted by its commit messages.
     `files`: the index's files, asked for only when the query names some (a stack trace, a path
     in a bug report: mentions.mentioned_files); their best chunks join the hits.
-    `source`: the index's source BM25 (query.source_lexicon), for the tunings that use it."""
+    `source`: the index's source BM25 (query.source_lexicon), for the tunings that use it.
+    `trace`: called with every query's candidates and their feature rows (training the ranker)."""
     t0 = time.perf_counter()
     use_dense = embedder is not None and dense_available and settings.mode != "lexical"
     dense = None
@@ -478,53 +476,47 @@ def retrieve(
     mentioned: list[str] = []
     if files is not None and tuning.mention_weight > 0 and settings.fusion == "rrf" and path_mentions(query):
         mentioned = mentioned_files(query, allowed_paths if allowed_paths is not None else files())
+    near: list[StoredHit] = []
     if mentioned:
         near = store.search(
             replace(req, paths=mentioned, limit=len(mentioned) * tuning.mention_chunks, symbol_names=[])
         )
-        stored = mention_boost(stored, near, mentioned, tuning.mention_weight, tuning.rrf_k)
-    stored_fused = dense is not None and bool(sparse[0]) and settings.fusion == "rrf"
-    if stored_fused and dense is not None and tuning.name_rerank_hits and name_rerank.usable(embedder, names):
-        stored = name_rerank.rerank_hits(
-            stored,
-            dense,
-            names,  # type: ignore[arg-type]  # usable() checked it
-            tuning.name_rerank_hits,
-            tuning.name_rerank_weight,
-            tuning.rrf_k,
-        )
-    hits = [_to_hit(h) for h in stored]
-    if (
-        history is not None
-        and stored_fused  # the boost is one more RRF list: it adds to RRF scores only
-        and tuning.git_history_files
-        and tuning.git_history_weight > 0
-    ):
-        # Before the demotions, which then scale it too: a test, changelog or README that past
-        # commits touched alongside the code must not be lifted past the code.
-        hits = file_boost(hits, history.rank(query, tuning.git_history_files), tuning.git_history_weight, tuning.rrf_k)
     long = is_long(query)
-    if source is not None and stored_fused and uses_source(tuning, query):
-        hits = file_boost(hits, source.rank(query, tuning.source_files), tuning.source_weight, tuning.rrf_k)
-    hits = demote(
-        query,
-        hits,
-        tuning.long_test_penalty if long and tuning.long_test_penalty is not None else tuning.test_penalty,
-        tuning.declaration_penalty,
-        tuning.history_penalty,
-        tuning.meta_penalty,
-        tuning.non_code_penalty,
-        exemptions=not long or tuning.long_exemptions,
-    )
-    if symbols and tuning.symbol_first:
-        hits = symbol_first(hits, symbols)
+    fused = dense is not None and bool(sparse[0]) and settings.fusion == "rrf"
+    model = _model(tuning) if tuning.learned else None
+    ruled = model is None and trace is None
+    if not ruled:
+        history_files = history.rank(query, tuning.git_history_files) if history is not None and fused else []
+        source_files = (
+            source.rank(query, tuning.source_files) if source is not None and uses_source(tuning, query) else []
+        )
+        names_ok = names if name_rerank.usable(embedder, names) else None
+        seen = {h.id for h in stored}
+        pool, signals = learned.candidates(
+            store,
+            req,
+            stored + [h for h in near if h.id not in seen],
+            dense,
+            names_ok,
+            symbols,
+            mentioned,
+            history_files,
+            source_files,
+        )
+        hits = [_to_hit(h) for h in learned.rank(query_kind(query, tuning.change), pool, signals, model, trace)]
+    else:
+        if near:
+            stored = mention_boost(stored, near, mentioned, tuning.mention_weight, tuning.rrf_k)
+        hits = _ruled(stored, query, long, fused, dense, embedder, names, history, source, tuning)
+        if symbols and tuning.symbol_first:
+            hits = symbol_first(hits, symbols)
     if settings.rerank == "lexical":
         hits = lexical_rerank(query, hits)
     hits = dedupe(hits, settings.max_per_file, tuning.merge, tuning.merge_max_chars)[:top_k]
-    if history is not None and stored_fused and long and tuning.co_change_files and tuning.co_change_weight > 0:
+    if history is not None and fused and long and tuning.co_change_files and tuning.co_change_weight > 0:
         # After the cut, among the files of the answer: a file further down moves in no further.
         hits = co_change_lift(hits, history, tuning.co_change_files, tuning.co_change_weight)
-        if symbols and tuning.symbol_first:
+        if ruled and symbols and tuning.symbol_first:
             hits = symbol_first(hits, symbols)
     context = format_context(
         [ContextChunk(h.path, h.start_line, h.end_line, h.symbol, h.content) for h in hits], max_chars
