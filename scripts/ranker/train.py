@@ -55,12 +55,23 @@ def relabel(questions: list[dict[str, object]], positive: int) -> list[dict[str,
     return questions
 
 
+def _group(q: dict[str, object]) -> tuple[str, str]:
+    """(task, language): sets named `issues-*` are the issue -> files task's (ragls_data)."""
+    task = "issues" if str(q["set"]).startswith("issues-") else "doc"
+    return task, str(q["language"])
+
+
 def pairs(questions: list[dict[str, object]], size_cost: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(better row indices, worse row indices, pair weights) into the stacked rows."""
-    per_language = defaultdict(int)
+    # Each task weighs the same, each language the same within its task, each question the same
+    # within its language: the doc -> code sets' 1,000 questions must not drown 73 bug reports.
+    per_group: dict[tuple[str, str], int] = defaultdict(int)
     for q in questions:
         if (q["grades"] > 0).any():  # type: ignore[operator,union-attr]
-            per_language[q["language"]] += 1
+            per_group[_group(q)] += 1
+    per_task: dict[str, int] = defaultdict(int)
+    for task, _ in per_group:
+        per_task[task] += 1
     better, worse, weight = [], [], []
     rng = np.random.default_rng(0)
     offset = 0
@@ -80,7 +91,8 @@ def pairs(questions: list[dict[str, object]], size_cost: float) -> tuple[np.ndar
             ]
             qp.extend((offset + int(i), offset + int(j)) for j in lower)
         if qp:
-            w = 1.0 / (len(qp) * per_language[q["language"]] * len(per_language))
+            task = _group(q)[0]
+            w = 1.0 / (len(qp) * per_group[_group(q)] * per_task[task] * len(per_task))
             size = FEATURES.index("log_chars")
             for b, c in qp:
                 better.append(b)
@@ -121,7 +133,7 @@ def mrr(questions: list[dict[str, object]], score) -> dict[str, float]:  # type:
             if grades[i] > 0:  # type: ignore[index]
                 rr = 1.0 / rank
                 break
-        per[str(q["language"])].append(rr)
+        per[":".join(_group(q))].append(rr)
     means = {lang: float(np.mean(v)) for lang, v in sorted(per.items())}
     means["all"] = float(np.mean(list(means.values()))) if means else 0.0
     return means

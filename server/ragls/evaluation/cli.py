@@ -194,7 +194,16 @@ def cmd_eval(a: argparse.Namespace) -> int:
         from ragls.evaluation.issues import run_issues
 
         # --split narrows this task too: held-out repositories are looked at only to confirm.
-        issue_results = run_issues(a.issues, a.mirrors, settings, a.dir / "issues", quiet=a.quiet, split=a.split)
+        issue_results = run_issues(
+            a.issues,
+            a.mirrors,
+            settings,
+            a.dir / "issues",
+            quiet=a.quiet,
+            split=a.split,
+            ranker=a.ranker,
+            dump=a.dump_features,
+        )
         for ir in issue_results:
             for why in ir.dropped:
                 print(f"ragls eval: issues task, question dropped: {why}", file=sys.stderr)

@@ -18,11 +18,13 @@ repository. A missing mirror skips its repository with a message: this task is p
 from __future__ import annotations
 
 import os
+import re
+import shutil
 import subprocess
 import sys
 import tomllib
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Literal
 
@@ -35,6 +37,7 @@ from ragls.evaluation.runner import idle_index
 from ragls.git_read import message_text
 from ragls.index.worker import Indexer
 from ragls.languages import is_code, language_of
+from ragls.query.learned import Trace
 from ragls.query.path_kinds import is_test_path
 from ragls.query.retrieval import retrieve, tuning_for, uses_source
 
@@ -136,19 +139,36 @@ def questions(git_dir: Path, repo: Repo) -> list[CommitQuestion]:
     return out
 
 
+_MISSING_BLOB = "unable to read sha1 file"
+
+
 def checkout(git_dir: Path, commit: str, tree: Path, index_file: Path) -> None:
     """Make `tree` hold exactly `commit`'s files, through a private index (the mirror is
-    only read)."""
+    only read). A mirror that lacks some blobs (a snapshot without its largest files: test
+    fixtures, wasm, images) gives every other file, as long as none of the missing ones is a
+    source file (is_source: it could be an answer or a distractor); else CalledProcessError, as
+    for any failed checkout."""
     tree.mkdir(parents=True, exist_ok=True)
-    _git(
-        git_dir,
-        f"--work-tree={tree}",
-        "read-tree",
-        "-u",
-        "--reset",
-        commit,
-        env={"GIT_INDEX_FILE": str(index_file)},
+    env = {"GIT_INDEX_FILE": str(index_file)}
+    try:
+        _git(git_dir, f"--work-tree={tree}", "read-tree", "-u", "--reset", commit, env=env)
+        return
+    except subprocess.CalledProcessError as exc:
+        if _MISSING_BLOB not in (exc.stderr or ""):
+            raise
+    shutil.rmtree(tree)  # read-tree stopped half-way: start from an empty tree
+    tree.mkdir(parents=True)
+    _git(git_dir, f"--work-tree={tree}", "read-tree", "--reset", commit, env=env)  # the index only
+    out = subprocess.run(
+        ["git", f"--git-dir={git_dir}", f"--work-tree={tree}", "checkout-index", "-a", "-f"],
+        capture_output=True,
+        text=True,
+        env={**os.environ, **env},
     )
+    errors = [line for line in out.stderr.splitlines() if line.startswith(("error", "fatal"))]
+    missing = [m.group(1) for line in errors if (m := re.match(rf"error: {_MISSING_BLOB} of (.+) \(\w+\)$", line))]
+    if out.returncode != 0 and (len(missing) < len(errors) or any(is_source(p) for p in missing)):
+        raise subprocess.CalledProcessError(out.returncode, out.args, out.stdout, out.stderr)
 
 
 def rank_files(paths: Sequence[str]) -> list[str]:
@@ -173,10 +193,20 @@ def _mean(rows: list[tuple[float, float]]) -> dict[str, float]:
     }
 
 
-def _ragls_files(idx: Indexer, text: str, history: git_history.FileHistory | None, change: bool) -> list[str]:
-    """As answer.answer asks it for the intent (the eval passes the history itself)."""
+def _ragls_files(
+    idx: Indexer,
+    text: str,
+    history: git_history.FileHistory | None,
+    change: bool,
+    ranker: str | None = None,
+    trace: Trace | None = None,
+) -> list[str]:
+    """As answer.answer asks it for the intent (the eval passes the history itself). `ranker`: the
+    learned ranker's model file ("" the bundled one) orders the candidates; `trace`: see retrieve."""
     assert idx.handle.store is not None
     tuning = tuning_for("change" if change else "question")
+    if ranker is not None:
+        tuning = replace(tuning, learned=True, ranker_path=ranker)
     source = idx.handle.source_lexicon if uses_source(tuning, text) else None
     if source is not None:
         # The ranking a user gets once the lexicon is built (a large checkout's build can outlast
@@ -196,6 +226,7 @@ def _ragls_files(idx: Indexer, text: str, history: git_history.FileHistory | Non
         history=history,
         files=idx.indexed_paths,
         source=source,
+        trace=trace,
     ).hits
     return [h.path for h in hits]
 

@@ -38,7 +38,9 @@ from ragls import git_history, lexical
 from ragls.config import Settings
 from ragls.evaluation.bm25 import BM25Index
 from ragls.evaluation.commits import FIND_FILES, HITS, _ragls_files, checkout, is_source, rank_files
+from ragls.evaluation.golden import GoldenQuery
 from ragls.evaluation.metrics import acc_at_k, any_at_k, file_mrr_at_k, gold_ranks
+from ragls.evaluation.ranker_data import FeatureDump
 from ragls.evaluation.runner import BM25_FUNCTIONS, BM25_WINDOWS, DEFAULT, _baseline_documents, idle_index
 
 ACC_KS = (1, 3, 5, 10)
@@ -240,6 +242,9 @@ def _check(git_dir: Path, head: str, q: IssueQuestion) -> str | None:
     return None
 
 
+LEARNED = "find_files, learned ranker"
+
+
 def run_repo(
     repo: IssueRepo,
     asked: list[IssueQuestion],
@@ -247,7 +252,11 @@ def run_repo(
     settings: Settings,
     work: Path,
     quiet: bool = False,
+    ranker: str | None = None,
+    dump: Path | None = None,
 ) -> IssueRepoResult:
+    """`ranker`: also rank with the learned ranker from this model file ("" the bundled one);
+    `dump`: write each question's candidates and feature rows there (evaluation.ranker_data)."""
     result = IssueRepoResult(repo.name, repo.github, repo.language, repo.split, 0)
     git_dir = mirror_dir(mirrors, repo.github)
     if not (git_dir / "HEAD").is_file():
@@ -268,6 +277,7 @@ def run_repo(
     kept.sort(key=lambda pair: pair[0])  # oldest first: each checkout moves, and re-embeds, little
     tree, index_file = work / repo.name / "tree", work / repo.name / "index"
     scores: dict[str, list[dict[str, float]]] = {}
+    data = FeatureDump() if dump is not None else None
     for number, (_, q) in enumerate(kept, start=1):
         try:
             checkout(git_dir, q.parent, tree, index_file)
@@ -291,6 +301,13 @@ def run_repo(
                 FIND_FILES: lambda text, idx=idx, history=history: _ragls_files(idx, text, history, True),  # type: ignore[misc]
                 DEFAULT: lambda text, idx=idx: _ragls_files(idx, text, None, False),  # type: ignore[misc]
             }
+            if ranker is not None:
+                systems[LEARNED] = lambda text, idx=idx, history=history: _ragls_files(  # type: ignore[misc]
+                    idx, text, history, True, ranker=ranker
+                )
+            if data is not None:  # find_files' candidates; any chunk of a fixed file answers
+                gold = GoldenQuery(id=q.id, query=q.title, files=list(q.files))
+                _ragls_files(idx, q.text(), history, True, trace=data.tracer(gold))
             # BM25 reads the files a fix can change (non-test source), as SWE-bench's file-level
             # BM25 reads a tree's Python files: over every file, changelogs and tests that repeat
             # an issue's words rank first. The C++ header rule of the doc->code baselines applies.
@@ -310,6 +327,8 @@ def run_repo(
         finally:
             idx.stop()
     result.rows = {label: _mean(rows) for label, rows in scores.items()}
+    if data is not None and dump is not None:
+        data.save(dump / f"issues-{repo.name}.npz", f"issues-{repo.name}", repo.language)
     if not result.questions and not result.skipped:
         result.skipped = "no question could be asked"
     return result
@@ -322,10 +341,12 @@ def run_issues(
     work: Path,
     quiet: bool = False,
     split: str | None = None,
+    ranker: str | None = None,
+    dump: Path | None = None,
 ) -> list[IssueRepoResult]:
     cfg = load_config(config)
     return [
-        run_repo(repo, load_questions(config, repo), mirrors, settings, work, quiet)
+        run_repo(repo, load_questions(config, repo), mirrors, settings, work, quiet, ranker, dump)
         for repo in cfg.repo
         if repo.split == split or (split is None and repo.split != SEALED)
     ]
@@ -364,7 +385,7 @@ def issues_tables(results: list[IssueRepoResult]) -> str:
     lines = [f"| split (repositories, questions) | system {head}", f"|---|---|{rule}"]
     splits = group_means(results, lambda r: r.split)
     for split in sorted(splits, key=lambda s: s != "held-out"):
-        for label in (*SYSTEMS, DEFAULT):
+        for label in (*SYSTEMS, LEARNED, DEFAULT):
             row = splits[split].get(label)
             if row:
                 n = f"{int(row['repositories'])}, {int(row['questions'])}"
@@ -381,7 +402,7 @@ def issues_tables(results: list[IssueRepoResult]) -> str:
         if r.skipped:
             lines.append(f"| {r.name} | {r.split} | {r.language} | skipped: {r.skipped} |" + " |" * len(HEAD))
             continue
-        for label in (*SYSTEMS, DEFAULT):
+        for label in (*SYSTEMS, LEARNED, DEFAULT):
             row = r.rows.get(label)
             if row:
                 lines.append(
