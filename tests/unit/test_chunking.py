@@ -373,3 +373,32 @@ def test_one_file_stays_within_its_budget() -> None:
     log = "".join(f"{i} GET /orders 200\n" for i in range(45 * MAX_CHUNKS_PER_FILE))
     with pytest.raises(TooManyChunks):
         chunk_file("access.txt", "text", log)
+
+
+def test_include_guards_preprocessor_branches_and_namespace_macros_hide_no_definition() -> None:
+    """A C/C++ header's include guard wraps every definition in it; `#ifdef` branches hold real
+    code (C#'s `#if UNITY_EDITOR` too); a namespace opened by a macro alone on its line
+    (`LIB_NAMESPACE_BEGIN`) is no namespace to the grammar. Each read as code swallowed the
+    whole file into one declaration chunk."""
+    body = (
+        "template <typename T>\nclass Buffer {\npublic:\n    std::size_t size() const { return n_; }\n"
+        "private:\n    std::size_t n_ = 0;\n};\n\n"
+        "//! Swaps two buffers.\ntemplate <typename T>\ninline void swap(Buffer<T>& a, Buffer<T>& b) {\n"
+        "    auto t = a;\n    a = b;\n    b = t;\n}\n"
+    )
+    for wrapped in (
+        f"#ifndef LIB_H\n#define LIB_H\nnamespace lib {{\n{body}}}\n#endif\n",
+        f"#ifndef LIB_H\n#define LIB_H\nLIB_NAMESPACE_BEGIN\n{body}LIB_NAMESPACE_END\n#endif\n",
+        f"#if defined(_WIN32)\n{body}#else\nint other(void) {{ return 1; }}\n#endif\n",
+    ):
+        kinds = {(c.kind, (c.symbol or "").split(".")[-1]) for c in chunk_file("lib.hpp", "cpp", wrapped)}
+        assert ("class", "Buffer") in kinds and ("function", "swap") in kinds, (wrapped, kinds)
+    c_code = "#ifndef P_H\n#define P_H\nYAML_DECLARE(int)\nyaml_parser_initialize(yaml_parser_t *p)\n{\n    return 1;\n}\n#endif\n"
+    chunks = chunk_file("p.c", "c", c_code)
+    assert [(c.kind, c.symbol) for c in chunks if c.kind == "function"] == [("function", "yaml_parser_initialize")]
+    assert chunks[-1].text.startswith("YAML_DECLARE(int)")  # the text is the file's own
+    cs = (
+        "namespace Game {\n#if UNITY_EDITOR\n    public class Tool {\n        public int Run(int x) {\n"
+        "            return x + 1;\n        }\n    }\n#endif\n}\n"
+    )
+    assert any(c.symbol and c.symbol.endswith("Tool") for c in chunk_file("Tool.cs", "csharp", cs))

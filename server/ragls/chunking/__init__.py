@@ -9,7 +9,15 @@ from ragls.chunking.text import window_chunks
 from ragls.config import IndexingSettings
 from ragls.languages import refine_language
 
-__all__ = ["MAX_CHUNKS_PER_FILE", "SUPPORTED_CODE_LANGUAGES", "Chunk", "TooManyChunks", "check_budget", "chunk_file"]
+__all__ = [
+    "CHUNKS_VERSION",
+    "MAX_CHUNKS_PER_FILE",
+    "SUPPORTED_CODE_LANGUAGES",
+    "Chunk",
+    "TooManyChunks",
+    "check_budget",
+    "chunk_file",
+]
 
 SUPPORTED_CODE_LANGUAGES = sorted(SPECS)
 
@@ -20,6 +28,9 @@ SUPPORTED_CODE_LANGUAGES = sorted(SPECS)
 # files have a few thousand (numpy's __init__.pyi: 1,639).
 SYNTAX_MAX_CHARS = 2_000_000
 MAX_CHUNKS_PER_FILE = 10_000
+# Raised when the same text is split differently: indexes chunked before re-chunk every file
+# once (index/apply.py's prepare rules). 2: preprocessor conditionals and namespace macros.
+CHUNKS_VERSION = 2
 
 
 class TooManyChunks(ValueError):

@@ -106,6 +106,7 @@ class _Builder(SyntaxReader):
 
     def visit_block(self, children: list[Node], prefix: str | None, in_class: bool) -> None:
         """Chunk a sequence of sibling nodes (a file, a namespace, or a class body)."""
+        children = _unconditional(children)
         pending: list[Node] = []  # non-definition nodes grouped into declaration chunks
         comments: list[Node] = []  # comments that may belong to the next definition
         overloads: list[tuple[Node, Node, str, int]] = []  # (outer, inner, name, start row) held back
@@ -221,6 +222,27 @@ class _Builder(SyntaxReader):
             self.chunks = window_chunks(self.path, self.language, self.lines, self.window, self.overlap, self.max_chars)
         self.chunks.sort(key=lambda c: (c.start_line, c.end_line))
         return self.chunks
+
+
+# Preprocessor conditionals hold definitions as a namespace does: an include guard
+# (`#ifndef LIB_H ... #endif`) wraps every definition of nearly every C and C++ header, and
+# `#ifdef _WIN32` / `#else` branches hold real code too. Their contents are chunked as if the
+# directives were not there; the condition itself is not code.
+_CONDITIONALS = frozenset({"preproc_if", "preproc_ifdef", "preproc_elif", "preproc_elifdef", "preproc_else"})
+
+
+def _unconditional(children: list[Node], depth: int = 0) -> list[Node]:
+    if depth > 32 or not any(c.type in _CONDITIONALS for c in children):
+        return children
+    out: list[Node] = []
+    for c in children:
+        if c.type not in _CONDITIONALS:
+            out.append(c)
+            continue
+        condition = c.child_by_field_name("name") or c.child_by_field_name("condition")
+        inner = [x for x in c.named_children if condition is None or x != condition]
+        out.extend(_unconditional(inner, depth + 1))
+    return out
 
 
 def code_chunks(

@@ -163,9 +163,22 @@ _C_MACRO_WORD = re.compile(
 _C_MACRO_CALL = re.compile(rb"\b[A-Z][A-Z0-9]*_(?:DECLARE|EXPORT|API|DECL)\(([^()\n]*)\)")
 
 
+# A macro alone on its line that opens or closes a namespace or an `extern "C"` block the
+# grammar cannot see (`RAPIDJSON_NAMESPACE_BEGIN`, `G_BEGIN_DECLS`, `NAMESPACE_END(xt)`): read as
+# code it swallows everything after it into one declaration. Without arguments, or with them
+# when its name says BEGIN, END or NAMESPACE: `YAML_DECLARE(int)` alone on its line is the
+# return type of the function below (_C_MACRO_CALL keeps its argument). Possessive quantifiers:
+# no backtracking on a hostile line of capitals and underscores.
+_C_MACRO_LINE = re.compile(
+    rb"(?m)^[ \t]*+(?:(?=[A-Z][A-Z0-9]*+_)[A-Z][A-Z0-9_]*+"
+    rb"|(?=[A-Z0-9_]*?(?:BEGIN|END|NAMESPACE))[A-Z][A-Z0-9_]*+\([^()\n]*+\))[ \t]*+;?[ \t]*+$"
+)
+
+
 def blank_macros(src: bytes) -> bytes:
     src = _C_MACRO_WORD.sub(lambda m: b" " * len(m.group(0)), src)
-    return _C_MACRO_CALL.sub(lambda m: b" " * (m.start(1) - m.start(0)) + m.group(1) + b" ", src)
+    src = _C_MACRO_CALL.sub(lambda m: b" " * (m.start(1) - m.start(0)) + m.group(1) + b" ", src)
+    return _C_MACRO_LINE.sub(lambda m: b" " * len(m.group(0)), src)
 
 
 _FUNCTION_VALUES = frozenset({"arrow_function", "function_expression", "function", "generator_function"})

@@ -9,6 +9,7 @@ from __future__ import annotations
 import logging
 from pathlib import Path
 
+from ragls.chunking import CHUNKS_VERSION
 from ragls.config import Settings
 from ragls.index.handle import IndexHandle
 from ragls.index.plan import is_complete
@@ -28,9 +29,9 @@ log = logging.getLogger(__name__)
 # skips are dropped when the content checks change (workspace.CONTENT_CHECKS).
 _KEPT_SKIPS = frozenset({"binary", "generated", "minified", "secret_content", TOO_MANY_CHUNKS})
 _SKIP_RULES = f"content checks {CONTENT_CHECKS}"
-# The rules that decide what a prepared file holds beyond its bytes (secret redaction): an index
-# prepared under other rules prepares every file again once (load_kept).
-_PREPARE_RULES = f"secrets {RULES_VERSION}"
+# The rules that decide what a prepared file holds beyond its bytes (secret redaction, how it is
+# split): an index prepared under other rules prepares every file again once (load_kept).
+_PREPARE_RULES = f"secrets {RULES_VERSION}; chunks {CHUNKS_VERSION}"
 
 
 def load_kept(state: IndexState, manifest: Manifest) -> None:
