@@ -30,8 +30,14 @@ from ragls.protocol import (
     Empty,
     NoParams,
     OwnerHello,
+    ReferencesParams,
+    ReferencesResult,
     ReindexParams,
     ReindexResult,
+    RelatedParams,
+    RelatedResult,
+    RepoMapParams,
+    RepoMapResult,
     RetrieveParams,
     RetrieveResultOut,
     StatusEnvelope,
@@ -67,11 +73,30 @@ STATUS = Method(
 RETRIEVE = Method("rag/retrieve", RetrieveParams, RetrieveResultOut, "ranked chunks and the context", foreground=True)
 FIND_SYMBOL = Method("rag/findSymbol", SymbolParams, RetrieveResultOut, "definitions by name", foreground=True)
 REINDEX = Method("rag/reindex", ReindexParams, ReindexResult, "re-scan (or rebuild) the index")
+REFERENCES = Method(
+    "rag/references", ReferencesParams, ReferencesResult, "the uses of a definition (code graph)", foreground=True
+)
+RELATED = Method(
+    "rag/related", RelatedParams, RelatedResult, "a definition's or file's callers, callees, imports", foreground=True
+)
+REPO_MAP = Method("rag/repoMap", RepoMapParams, RepoMapResult, "the ranked outline of the repository", foreground=True)
 OPEN_DOCUMENT = Method("rag/openDocument", DocumentParams, Empty, "an editor buffer wins over the file", timeout=30.0)
 CLOSE_DOCUMENT = Method("rag/closeDocument", DocumentParams, Empty, "the buffer reverts to the file", timeout=30.0)
 
 METHODS: dict[str, Method] = {
-    m.name: m for m in (HELLO, STATUS, RETRIEVE, FIND_SYMBOL, REINDEX, OPEN_DOCUMENT, CLOSE_DOCUMENT)
+    m.name: m
+    for m in (
+        HELLO,
+        STATUS,
+        RETRIEVE,
+        FIND_SYMBOL,
+        REFERENCES,
+        RELATED,
+        REPO_MAP,
+        REINDEX,
+        OPEN_DOCUMENT,
+        CLOSE_DOCUMENT,
+    )
 }
 
 
@@ -97,6 +122,15 @@ class IndexApi(ABC):
 
     def find_symbol(self, p: SymbolParams) -> RetrieveResultOut:
         return self.call(FIND_SYMBOL, p)  # type: ignore[no-any-return]
+
+    def references(self, p: ReferencesParams) -> ReferencesResult:
+        return self.call(REFERENCES, p)  # type: ignore[no-any-return]
+
+    def related(self, p: RelatedParams) -> RelatedResult:
+        return self.call(RELATED, p)  # type: ignore[no-any-return]
+
+    def repo_map(self, p: RepoMapParams) -> RepoMapResult:
+        return self.call(REPO_MAP, p)  # type: ignore[no-any-return]
 
     def reindex(self, full: bool = False) -> bool:
         """False when a run was already going (it re-runs once that ends)."""

@@ -114,6 +114,19 @@ class Folders:
         outer = self.get(f.nested_in)
         return outer, f.path.relative_to(outer.path).as_posix()
 
+    def route(self, path: str | None) -> list[tuple[Folder, str | None]]:
+        """The indexed folders a question about `path` asks, each with the path relative to it:
+        with 2+ folders, a path starting with a folder's name (`api/src/app.py`) is that
+        folder's (a nested folder's, its outer folder's); any other path, or none, is asked of
+        every indexed folder as it is."""
+        if path is not None and self.multi:
+            for name in sorted((f.name for f in self.items), key=len, reverse=True):
+                if path.startswith(name + "/") and len(path) > len(name) + 1:
+                    target, rel = self.index_of(self.get(name))
+                    rest = path[len(name) + 1 :]
+                    return [(target, f"{rel}/{rest}" if rel else rest)]
+        return [(f, path) for f in self.indexed]
+
     def owner_of(self, path: Path) -> tuple[Folder, str] | None:
         """The indexed folder containing a file, and the file's path relative to it."""
         path = path.resolve()

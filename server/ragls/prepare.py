@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ragls import lexical, memory
-from ragls.chunking import Chunk, TooManyChunks, check_budget, chunk_file
+from ragls.chunking import Chunk, TooManyChunks, check_budget, chunk_and_graph
 from ragls.chunking.model import embedding_hash
 from ragls.config import IndexingSettings, Settings
 from ragls.secrets import SECRET_CONTENT, scan
@@ -32,6 +32,8 @@ from ragls.workspace import Discovery, ReadResult, decode_source, discover, read
 
 if TYPE_CHECKING:
     from concurrent.futures import Future, ProcessPoolExecutor
+
+    from ragls.graph.model import FileGraph
 
 _CHUNK_NS = uuid.UUID("6f1c2a4e-9a61-4d8e-bb1e-3c1f6c0e5a10")
 
@@ -66,6 +68,7 @@ class Prepared:
     error: str | None = None  # chunking failed
     unchanged: bool = False  # content equals `unchanged_if`: nothing was chunked
     chunks: list[PreparedChunk] | None = None
+    graph: FileGraph | None = None  # definitions, references and imports (ragls.graph), from the same parse
 
 
 def _packed(sparse: tuple[list[int], list[float]]) -> tuple[array[int], array[float]]:
@@ -138,7 +141,7 @@ def prepare_file(root: str, job: FileJob, indexing: IndexingSettings, max_bytes:
         if redacted.secret_content:  # a key, a kubeconfig: nothing worth a chunk is left
             out.skip = SECRET_CONTENT
             return out
-        chunks = chunk_file(job.rel, job.language, redacted.text, indexing)
+        chunks, out.graph = chunk_and_graph(job.rel, job.language, redacted.text, indexing)
     except TooManyChunks:
         out.skip = TOO_MANY_CHUNKS
         return out

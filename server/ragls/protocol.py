@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_serializer, field_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_serializer, field_validator, model_validator
 from pydantic.alias_generators import to_camel
 
 from ragls import PROTOCOL_VERSION  # re-exported: the version of these payloads
@@ -254,3 +254,106 @@ class ReindexResult(_Wire):
 
 class Empty(_Wire):
     """The result of `rag/openDocument` and `rag/closeDocument`: `{}`."""
+
+
+# -- the code graph (ragls.graph): rag/references, rag/related, rag/repoMap --------------------
+
+
+class ReferencesParams(_Wire):
+    """`rag/references`: the uses of a definition, found by name and import scope."""
+
+    # A definition's name, bare or qualified (`total`, `Invoice.total`; `::` and `#` count as dots).
+    symbol: NonBlank = Field(min_length=1, max_length=500)
+    # The file that defines it (workspace-relative; `folder/path` with several folders): only the
+    # uses that resolve to that definition. Unset: every definition of that name.
+    path: str | None = Field(default=None, min_length=1, max_length=4000)
+    limit: int = Field(default=200, ge=1, le=2000)
+    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="ignore")
+
+
+class Location(_Wire):
+    path: str
+    line: int  # 1-based
+    # The innermost definition holding the use (`Invoice.total`); None at a file's top level.
+    symbol: str | None
+    kind: Literal["call", "reference", "import"]
+    folder: str | None = None
+    folder_uri: str | None = None
+
+
+class ReferencesResult(_Wire):
+    locations: list[Location]
+    # Why the answer may be incomplete (the index still building, more uses than `limit`, a name
+    # not defined in the index so uses are matched by name alone); [] when none.
+    warnings: list[str] = Field(default_factory=list)
+    # Nothing could be read (the index is not open); `locations` is then [].
+    error: str | None = None
+
+
+class RelatedParams(_Wire):
+    """`rag/related`: a definition's (or a file's) neighbours in the code graph."""
+
+    symbol: str | None = Field(default=None, min_length=1, max_length=500)
+    path: str | None = Field(default=None, min_length=1, max_length=4000)
+    limit: int = Field(default=50, ge=1, le=500)  # items per list
+    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="ignore")
+
+    @model_validator(mode="after")
+    def _symbol_or_path(self) -> RelatedParams:
+        if not (self.symbol and self.symbol.strip()) and not self.path:
+            raise ValueError("symbol or path is required")
+        return self
+
+
+class Related(_Wire):
+    """A place to go: a definition (`definition`, `callees`), a use (`callers`: `symbol` is the
+    definition holding it), a file (`imports`: line 1) or an import statement (`importedBy`)."""
+
+    symbol: str | None
+    path: str
+    line: int  # 1-based
+    folder: str | None = None
+    folder_uri: str | None = None
+
+
+class RelatedResult(_Wire):
+    definition: list[Related]  # the candidates, best first (an ambiguous name has several)
+    callers: list[Related]
+    callees: list[Related]
+    imports: list[Related]
+    imported_by: list[Related]
+    warnings: list[str] = Field(default_factory=list)
+    error: str | None = None
+
+
+class RepoMapParams(_Wire):
+    """`rag/repoMap`: the repository's outline, its most referenced files first."""
+
+    # What the map should be about: files matching it (by retrieval) are ranked first.
+    query: str | None = Field(default=None, max_length=4000)
+    max_tokens: int = Field(default=1024, ge=64, le=32_000)
+    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="ignore")
+
+
+class MapDefinition(_Wire):
+    symbol: str
+    kind: str
+    line: int
+    signature: str
+
+
+class MapFile(_Wire):
+    path: str
+    # PageRank of the file scaled by the number of files (1.0: an average file).
+    score: float
+    definitions: list[MapDefinition]
+    folder: str | None = None
+    folder_uri: str | None = None
+
+
+class RepoMapResult(_Wire):
+    text: str  # the outline: each file's path, then its definitions' signatures with their lines
+    files: list[MapFile]  # what `text` shows, best first
+    tokens: int  # of `text`, estimated as characters / 4
+    warnings: list[str] = Field(default_factory=list)
+    error: str | None = None

@@ -23,8 +23,14 @@ from ragls.protocol import (
     Empty,
     IndexStatus,
     NoParams,
+    ReferencesParams,
+    ReferencesResult,
     ReindexParams,
     ReindexResult,
+    RelatedParams,
+    RelatedResult,
+    RepoMapParams,
+    RepoMapResult,
     RetrieveParams,
     RetrieveResultOut,
 )
@@ -44,6 +50,9 @@ _LSP: dict[str, tuple[str, type[BaseModel] | dict[str, Any], type[BaseModel] | d
     "rag/retrieve": ("request", RetrieveParams, RetrieveResultOut),
     "rag/indexStatus": ("request", _NO_PARAMS, IndexStatus),
     "rag/reindex": ("request", ReindexParams, _REINDEX_RESULT),
+    "rag/references": ("request", ReferencesParams, ReferencesResult),
+    "rag/related": ("request", RelatedParams, RelatedResult),
+    "rag/repoMap": ("request", RepoMapParams, RepoMapResult),
     "rag/statusChanged": ("notification", IndexStatus, None),
 }
 # between ragls processes on one folder (docs/protocol.md, "Owner socket"); internal: the index

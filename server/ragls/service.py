@@ -8,6 +8,7 @@ from __future__ import annotations
 import logging
 import os
 import re
+import sqlite3
 import threading
 import time
 from collections.abc import Callable
@@ -22,7 +23,10 @@ from ragls.api import (
     HELLO,
     LOCAL,
     OPEN_DOCUMENT,
+    REFERENCES,
     REINDEX,
+    RELATED,
+    REPO_MAP,
     RETRIEVE,
     STATUS,
     IndexApi,
@@ -33,13 +37,22 @@ from ragls.api import (
 )
 from ragls.buffers import Buffers
 from ragls.config import Settings
+from ragls.graph import outline
+from ragls.graph.relations import split_symbol
+from ragls.graph.repo_map import repo_map
 from ragls.index.worker import Indexer
 from ragls.protocol import (
     DocumentParams,
     Empty,
     OwnerHello,
+    ReferencesParams,
+    ReferencesResult,
     ReindexParams,
     ReindexResult,
+    RelatedParams,
+    RelatedResult,
+    RepoMapParams,
+    RepoMapResult,
     RetrieveParams,
     RetrieveResultOut,
     StatusEnvelope,
@@ -55,6 +68,8 @@ from ragls.watcher import Watcher
 log = logging.getLogger(__name__)
 
 _SYMBOL_SCAN = 512  # definitions read per lookup before ranking; names are rarely that common
+_MAP_SEEDS = 20  # chunks retrieved for a repo map's question: their files are what it is about
+_MAP_SEED_FILES = 10  # ...the first files of them, weighted 1, 1/4, 1/9, ... by their order
 
 
 class LocalIndex(IndexApi):
@@ -77,6 +92,7 @@ class LocalIndex(IndexApi):
         self.indexer = Indexer(self.root, settings, on_change=on_change, store_wait=store_wait, after=after)
         # What queries read (store, embedder, cache, breaker, git history, seek): never the worker.
         self.index = self.indexer.handle
+        self.graph = self.index.graph  # the code graph's rows in the index's manifest (ragls.graph)
         self.watcher: Watcher | None = None
         self.buffers = buffers if buffers is not None else Buffers()
         self._handlers: dict[Method, Callable[[BaseModel, str], BaseModel]] = {
@@ -84,6 +100,9 @@ class LocalIndex(IndexApi):
             STATUS: self._status,
             RETRIEVE: self._retrieve,
             FIND_SYMBOL: self._find_symbol,
+            REFERENCES: self._references,
+            RELATED: self._related,
+            REPO_MAP: self._repo_map,
             REINDEX: self._reindex,
             OPEN_DOCUMENT: self._open_document,
             CLOSE_DOCUMENT: self._close_document,
@@ -256,3 +275,70 @@ class LocalIndex(IndexApi):
             chunks=[chunk_out(self.root, h) for h in top],
             took_ms=round((time.perf_counter() - t0) * 1000, 2),
         )
+
+    # -- the code graph (ragls.graph) --------------------------------------------------------
+    def _graph_warnings(self) -> list[str]:
+        """What makes a graph answer incomplete: files not indexed yet (their rows are missing)."""
+        st = self.indexer.state
+        with st.lock:
+            waiting = sum(1 for p in st.pending if p not in st.failed)
+        if waiting:
+            return [f"the index is still being built ({waiting} files waiting): results may be incomplete"]
+        return []
+
+    def _references(self, p: BaseModel, _source: str, wait: float = 30.0) -> ReferencesResult:
+        """The uses of a definition, resolved by name and import scope (graph/relations.py)."""
+        assert isinstance(p, ReferencesParams)
+        path = safe_rel(p.path) if p.path else None
+        if (why := self._usable(wait)) is not None:
+            return ReferencesResult(locations=[], error=why)
+        self.index.seek([split_symbol(p.symbol)[0]])  # files spelling the name go first in a running pass
+        try:
+            with self.graph.open() as g:
+                out = g.references(p.symbol, path, p.limit)
+        except (LookupError, sqlite3.Error) as exc:
+            return ReferencesResult(locations=[], error=f"graph lookup failed: {exc}")
+        out.warnings[:0] = self._graph_warnings()
+        return out
+
+    def _related(self, p: BaseModel, _source: str, wait: float = 30.0) -> RelatedResult:
+        """A definition's (or a file's) definitions, callers, callees, imports and importers."""
+        assert isinstance(p, RelatedParams)
+        path = safe_rel(p.path) if p.path else None
+        empty = RelatedResult(definition=[], callers=[], callees=[], imports=[], imported_by=[])
+        if (why := self._usable(wait)) is not None:
+            empty.error = why
+            return empty
+        if p.symbol:
+            self.index.seek([split_symbol(p.symbol)[0]])
+        try:
+            with self.graph.open() as g:
+                out = g.related(p.symbol.strip() if p.symbol else None, path, p.limit)
+        except (LookupError, sqlite3.Error) as exc:
+            empty.error = f"graph lookup failed: {exc}"
+            return empty
+        out.warnings[:0] = self._graph_warnings()
+        return out
+
+    def _repo_map(self, p: BaseModel, _source: str, wait: float = 30.0) -> RepoMapResult:
+        """The ranked outline (graph/repo_map.py), personalised towards the files that retrieval
+        finds for `query`."""
+        assert isinstance(p, RepoMapParams)
+        if (why := self._usable(wait)) is not None:
+            return RepoMapResult(text="", files=[], tokens=0, error=why)
+        seeds: dict[str, float] = {}
+        warnings = self._graph_warnings()
+        if p.query and p.query.strip():
+            found = answer(self.index, self.settings.retrieval, self.root, p.query, _MAP_SEEDS, 0)
+            files = list(dict.fromkeys(c.path for c in found.chunks))[:_MAP_SEED_FILES]
+            # Squared: in a small project the chunks asked for cover most files, and only the
+            # first few are what the question is about.
+            seeds = {path: 1.0 / (i + 1) ** 2 for i, path in enumerate(files)}
+            warnings += found.warnings + ([found.error] if found.error else [])
+        try:
+            with self.graph.open() as g:
+                files = repo_map(g.reader, g.resolver.paths, seeds, p.query, p.max_tokens)
+        except (LookupError, sqlite3.Error) as exc:
+            return RepoMapResult(text="", files=[], tokens=0, error=f"graph lookup failed: {exc}")
+        text = outline.render(files)
+        return RepoMapResult(text=text, files=files, tokens=outline.tokens(text), warnings=warnings)

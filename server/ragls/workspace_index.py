@@ -20,6 +20,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -28,11 +29,27 @@ from ragls.foreground import FOREGROUND
 from ragls.workspace_folders import WorkspaceFolders
 
 if TYPE_CHECKING:
-    from ragls.protocol import RetrieveParams, RetrieveResultOut, StatusEnvelope, SymbolParams
+    from ragls.protocol import (
+        ReferencesParams,
+        ReferencesResult,
+        RelatedParams,
+        RelatedResult,
+        RepoMapParams,
+        RepoMapResult,
+        RetrieveParams,
+        RetrieveResultOut,
+        StatusEnvelope,
+        SymbolParams,
+    )
 
 log = logging.getLogger("ragls")
 
 NOTHING_YET = "indexing has just started: nothing in this workspace is searchable yet (rag/indexStatus shows it)"
+
+
+def _why(why: str) -> dict[str, Any]:
+    """An empty graph answer's reason: the nothing-yet notice is a warning, the rest an error."""
+    return {"warnings": [why]} if why == NOTHING_YET else {"error": why}
 
 
 class WorkspaceIndex(WorkspaceFolders):
@@ -197,6 +214,117 @@ class WorkspaceIndex(WorkspaceFolders):
         for c in res.chunks:  # the client's name for the folder
             c.folder, c.folder_uri = f.name, f.uri
         return res
+
+    # -- the code graph (ragls.graph) ---------------------------------------------------------
+    async def references(self, p: ReferencesParams) -> ReferencesResult:
+        """The uses of a definition in every folder asked (folders.route), in workspace order;
+        several folders' are joined and cut to `limit`. Raises InvalidParams for a bad path."""
+        from ragls.protocol import ReferencesResult
+
+        def failed(why: str) -> ReferencesResult:
+            return ReferencesResult(locations=[], **_why(why))
+
+        answers = await self._graph(p.path, "references", p, failed)
+        if not isinstance(answers, list):
+            return answers
+        out = ReferencesResult(locations=[])
+        for f, res in answers:
+            out.locations += [loc.model_copy(update={"folder": f.name, "folder_uri": f.uri}) for loc in res.locations]
+        out.warnings, out.error = self._notes(answers)
+        if len(out.locations) > p.limit:
+            out.warnings.append(f"{len(out.locations)} uses in the folders: the first {p.limit}")
+            del out.locations[p.limit :]
+        return out
+
+    async def related(self, p: RelatedParams) -> RelatedResult:
+        """A definition's (or file's) neighbours in every folder asked, each list joined in
+        workspace order (a folder resolves names within itself) and cut to `limit`."""
+        from ragls.protocol import RelatedResult
+
+        def failed(why: str) -> RelatedResult:
+            return RelatedResult(definition=[], callers=[], callees=[], imports=[], imported_by=[], **_why(why))
+
+        answers = await self._graph(p.path, "related", p, failed)
+        if not isinstance(answers, list):
+            return answers
+        out = failed("")
+        out.error = None
+        for name in ("definition", "callers", "callees", "imports", "imported_by"):
+            items = [
+                i.model_copy(update={"folder": f.name, "folder_uri": f.uri})
+                for f, res in answers
+                for i in getattr(res, name)
+            ]
+            setattr(out, name, items[: p.limit])
+        out.warnings, out.error = self._notes(answers)
+        return out
+
+    async def repo_map(self, p: RepoMapParams) -> RepoMapResult:
+        """Each folder's map for the whole budget, merged by score (each scaled alike: 1.0 is an
+        average file of its folder) and cut to the budget again."""
+        from ragls.graph import outline
+        from ragls.protocol import RepoMapResult
+
+        def failed(why: str) -> RepoMapResult:
+            return RepoMapResult(text="", files=[], tokens=0, **_why(why))
+
+        answers = await self._graph(None, "repo_map", p, failed)
+        if not isinstance(answers, list):
+            return answers
+        files = [m.model_copy(update={"folder": f.name, "folder_uri": f.uri}) for f, res in answers for m in res.files]
+        multi = self.folders.multi
+        if len(answers) > 1:
+            files = outline.fit(sorted(files, key=lambda m: -m.score), p.max_tokens, multi)
+        text = outline.render(files, multi)
+        warnings, error = self._notes(answers)
+        return RepoMapResult(text=text, files=files, tokens=outline.tokens(text), warnings=warnings, error=error)
+
+    async def _graph(self, path: str | None, verb: str, p: Any, failed: Callable[[str], Any]) -> Any:
+        """Each routed folder's answer to a graph question, as (folder, result) pairs; or one
+        result from `failed` when nothing can be asked (no folder, nothing indexed yet)."""
+        with FOREGROUND.request():
+            plan = self.folders.route(path)
+            if not plan:
+                return failed(self.settings_error or "no workspace folder to search")
+            if (early := await self._before_start([(f, None) for f, _ in plan])) is not None:
+                return failed(early.warnings[0] if early.warnings else early.error or NOTHING_YET)
+            await self._loaded("ragls.protocol", "ragls.api")
+            asked = [
+                (f, p.model_copy(update={"path": rel}) if "path" in type(p).model_fields else p) for f, rel in plan
+            ]
+            answers = await asyncio.gather(*(self._ask_graph(f, verb, q, failed) for f, q in asked))
+            return [(f, res) for (f, _), res in zip(asked, answers, strict=True)]
+
+    async def _ask_graph(self, f: Folder, verb: str, p: Any, failed: Callable[[str], Any]) -> Any:
+        """One folder's answer; a failure is an answer that says so (its `error`)."""
+        from ragls.api import InvalidParams
+
+        index = f.index
+        if index is None:
+            return failed(f.settings_error or self.settings_error or "indexing has not started")
+        if index.opening:
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(f.ready.wait(), 30)
+        try:
+            return await asyncio.to_thread(getattr(index, verb), p)
+        except InvalidParams:
+            raise
+        except Exception as exc:
+            log.error("%s failed in %s: %s", verb, f.path, exc)
+            return failed(f"{verb} failed: {exc}")
+
+    def _notes(self, answers: list[tuple[Folder, Any]]) -> tuple[list[str], str | None]:
+        """The folders' warnings (named by folder when there are several), and `error` only when
+        no folder could answer; a folder that could not is a warning, as in retrieval."""
+        multi = self.folders.multi
+        warnings: list[str] = []
+        for f, res in answers:
+            notes = ([res.error] if res.error else []) + res.warnings
+            warnings += [f"{f.name}: {w}" for w in notes] if multi else notes
+        errors = [res.error for _, res in answers]
+        if errors and all(errors):
+            return [w for _, res in answers for w in res.warnings], "; ".join(e for e in errors if e)
+        return warnings, None
 
     async def reindex(self, full: bool = False) -> bool:
         """Re-scan every indexed folder (or rebuild); folders not open yet are opened, which

@@ -91,7 +91,16 @@ async def test_mcp_tools_over_stdio(workspace: Path, tmp_path: Path) -> None:
 
     async with mcp_session(elsewhere, cache, roots=roots) as s:
         tools = {t.name: t for t in (await s.list_tools()).tools}
-        assert set(tools) == {"search_code", "find_symbol", "find_files", "index_status", "reindex"}
+        assert set(tools) == {
+            "search_code",
+            "find_symbol",
+            "find_files",
+            "find_references",
+            "related",
+            "repo_map",
+            "index_status",
+            "reindex",
+        }
         for t in tools.values():
             assert t.description and len(t.description) > 80 and t.input_schema["type"] == "object"
             assert t.output_schema is not None

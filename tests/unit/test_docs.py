@@ -75,3 +75,17 @@ def test_protocol_doc_lists_every_payload_field() -> None:
     from ragls.protocol import FolderStatus
 
     assert set(_doc_fields("\n`FolderStatus`:\n")) == aliases(FolderStatus)
+
+
+def test_protocol_doc_lists_the_code_graph_fields() -> None:
+    from ragls.protocol import Location, ReferencesParams, RelatedResult
+
+    def aliases(model: type[BaseModel]) -> set[str]:
+        return {f.alias or n for n, f in model.model_fields.items()}
+
+    assert set(_doc_fields("`rag/references` params:")) == aliases(ReferencesParams)
+    assert set(_doc_fields("each location:")) == aliases(Location)
+    assert set(_doc_fields("each a list of `{symbol, path, line, folder, folderUri}`:")) == aliases(RelatedResult) - {
+        "warnings",
+        "error",
+    }

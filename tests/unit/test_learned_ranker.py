@@ -69,9 +69,13 @@ def test_the_models_weights_decide_the_order_and_a_trace_sees_every_candidate(tm
         ruled = ask(DEFAULT_TUNING)
         assert ruled[0] == "billing/invoice.py"
         # A model that likes test files puts the test first; one that dislikes them, last.
-        likes = ask(replace(DEFAULT_TUNING, learned=True, ranker_path=_model(tmp_path, "likes", test=10.0, dense_rr5=1.0)))
+        likes = ask(
+            replace(DEFAULT_TUNING, learned=True, ranker_path=_model(tmp_path, "likes", test=10.0, dense_rr5=1.0))
+        )
         assert likes[0] == "tests/test_invoice.py"
-        dislikes = ask(replace(DEFAULT_TUNING, learned=True, ranker_path=_model(tmp_path, "dislikes", test=-10.0, dense_rr5=1.0)))
+        dislikes = ask(
+            replace(DEFAULT_TUNING, learned=True, ranker_path=_model(tmp_path, "dislikes", test=-10.0, dense_rr5=1.0))
+        )
         assert dislikes[-1] == "tests/test_invoice.py" and dislikes[0] == "billing/invoice.py", dislikes
         # A training trace: every candidate once, its row, its grade against the answer.
         q = GoldenQuery(

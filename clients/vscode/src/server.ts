@@ -29,6 +29,7 @@ import {
   Methods,
   followsFolderChanges,
   type IndexStatus,
+  type RagRequests,
   type ReindexResult,
   type RetrieveParams,
   type RetrieveResult,
@@ -389,6 +390,15 @@ export class RaglsServer implements vscode.Disposable {
     return token
       ? client.sendRequest<RetrieveResult>(Methods.retrieve, params, token)
       : client.sendRequest<RetrieveResult>(Methods.retrieve, params);
+  }
+
+  /** Any rag/* request of the protocol (the code graph's too), once the server runs. */
+  async request<M extends keyof RagRequests>(method: M, params: RagRequests[M]['params'], token?: vscode.CancellationToken): Promise<RagRequests[M]['result']> {
+    const client = await this.whenRunning();
+    // As retrieve: never an undefined token.
+    return token
+      ? client.sendRequest<RagRequests[M]['result']>(method, params, token)
+      : client.sendRequest<RagRequests[M]['result']>(method, params);
   }
 
   async reindex(full: boolean): Promise<ReindexResult> {

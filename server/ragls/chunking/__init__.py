@@ -2,12 +2,20 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from ragls.chunking.code import SPECS, code_chunks
 from ragls.chunking.markdown import markdown_chunks
 from ragls.chunking.model import Chunk
 from ragls.chunking.text import window_chunks
 from ragls.config import IndexingSettings
 from ragls.languages import refine_language
+
+if TYPE_CHECKING:
+    from tree_sitter import Node
+
+    from ragls.chunking.syntax import SyntaxReader
+    from ragls.graph.model import FileGraph
 
 __all__ = [
     "CHUNKS_VERSION",
@@ -16,6 +24,7 @@ __all__ = [
     "Chunk",
     "TooManyChunks",
     "check_budget",
+    "chunk_and_graph",
     "chunk_file",
 ]
 
@@ -57,7 +66,30 @@ def chunk_file(path: str, language: str, text: str, settings: IndexingSettings |
     return chunks
 
 
-def _chunks(path: str, language: str, text: str, s: IndexingSettings) -> list[Chunk]:
+def chunk_and_graph(
+    path: str, language: str, text: str, settings: IndexingSettings | None = None
+) -> tuple[list[Chunk], FileGraph | None]:
+    """`chunk_file`, and the file's graph facts read from the same syntax tree (None when the
+    file was not parsed: not a programming language, too long, or a grammar failure)."""
+    check_budget(language, text, settings)
+    trees: list[tuple[SyntaxReader, Node]] = []
+    chunks = _chunks(path, language, text, settings or IndexingSettings(), trees)
+    if len(chunks) > MAX_CHUNKS_PER_FILE:
+        raise TooManyChunks(f"{len(chunks)} chunks, more than {MAX_CHUNKS_PER_FILE}")
+    if not trees:
+        return chunks, None
+    from ragls.graph.extract import file_graph  # the chunker alone (eval, export) never loads it
+
+    reader, root = trees[0]
+    try:
+        return chunks, file_graph(reader, root)
+    except (ValueError, RecursionError, LookupError):  # a query hiccup costs the graph, not the chunks
+        return chunks, None
+
+
+def _chunks(
+    path: str, language: str, text: str, s: IndexingSettings, trees: list[tuple[SyntaxReader, Node]] | None = None
+) -> list[Chunk]:
     language = refine_language(path, language, text)
     if language in SPECS and len(text) <= SYNTAX_MAX_CHARS:
         try:
@@ -70,6 +102,7 @@ def _chunks(path: str, language: str, text: str, s: IndexingSettings) -> list[Ch
                 s.window_lines,
                 s.window_overlap,
                 s.small_class_chars,
+                trees,
             )
         except (ValueError, RecursionError, LookupError):
             pass  # fall through to windows: a grammar hiccup must not lose the file

@@ -41,6 +41,7 @@ class _Builder(SyntaxReader):
         self.imports: tuple[str, ...] = ()
         self.headers: list[str] = []  # first lines of the enclosing classes/impls, innermost last
         self.type_docs: dict[str, str] = {}  # Go: type name -> its header (and doc summary)
+        self.root: Node | None = None  # the parsed tree's root, once run
 
     def context(self, s: int, e: int, kind: str, symbol: str | None) -> str | None:
         """What a short method cannot say about itself: the header of the class or impl it
@@ -211,7 +212,7 @@ class _Builder(SyntaxReader):
 
     def run(self) -> list[Chunk]:
         tree = _parser(self.language).parse(self.src)
-        root = tree.root_node
+        root = self.root = tree.root_node
         self.imports = tuple(
             self.node_text(c).strip()[:200] for c in root.named_children if c.type in self.spec.imports
         )[:30]
@@ -246,6 +247,20 @@ def _unconditional(children: list[Node], depth: int = 0) -> list[Node]:
 
 
 def code_chunks(
-    path: str, language: str, text: str, max_chars: int, min_chars: int, window: int, overlap: int, small_class: int
+    path: str,
+    language: str,
+    text: str,
+    max_chars: int,
+    min_chars: int,
+    window: int,
+    overlap: int,
+    small_class: int,
+    trees: list[tuple[SyntaxReader, Node]] | None = None,
 ) -> list[Chunk]:
-    return _Builder(path, language, text, max_chars, min_chars, window, overlap, small_class).run()
+    """`trees`: the parsed file (its reader and root node) is appended there, for the graph
+    facts read from the same parse (graph/extract.py)."""
+    builder = _Builder(path, language, text, max_chars, min_chars, window, overlap, small_class)
+    chunks = builder.run()
+    if trees is not None and builder.root is not None:
+        trees.append((builder, builder.root))
+    return chunks

@@ -39,7 +39,7 @@ from ragls.index.worker import Indexer
 from ragls.languages import is_code, language_of
 from ragls.query.learned import Trace
 from ragls.query.path_kinds import is_test_path
-from ragls.query.retrieval import retrieve, tuning_for, uses_source
+from ragls.query.retrieval import Tuning, retrieve, tuning_for, uses_source
 
 FILE_K = 5
 FILE_MRR_K = 10
@@ -200,11 +200,13 @@ def _ragls_files(
     change: bool,
     ranker: str | None = None,
     trace: Trace | None = None,
+    tuning: Tuning | None = None,
 ) -> list[str]:
     """As answer.answer asks it for the intent (the eval passes the history itself). `ranker`: the
-    learned ranker's model file ("" the bundled one) orders the candidates; `trace`: see retrieve."""
+    learned ranker's model file ("" the bundled one) orders the candidates; `trace`: see retrieve;
+    `tuning`: in place of the intent's (an ablation)."""
     assert idx.handle.store is not None
-    tuning = tuning_for("change" if change else "question")
+    tuning = tuning or tuning_for("change" if change else "question")
     if ranker is not None:
         tuning = replace(tuning, learned=True, ranker_path=ranker)
     source = idx.handle.source_lexicon if uses_source(tuning, text) else None
@@ -227,6 +229,7 @@ def _ragls_files(
         files=idx.indexed_paths,
         source=source,
         trace=trace,
+        graph=idx.handle.graph,
     ).hits
     return [h.path for h in hits]
 

@@ -28,7 +28,7 @@ import subprocess
 import sys
 import tomllib
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Literal
 
@@ -42,6 +42,7 @@ from ragls.evaluation.golden import GoldenQuery
 from ragls.evaluation.metrics import acc_at_k, any_at_k, file_mrr_at_k, gold_ranks
 from ragls.evaluation.ranker_data import FeatureDump
 from ragls.evaluation.runner import BM25_FUNCTIONS, BM25_WINDOWS, DEFAULT, _baseline_documents, idle_index
+from ragls.query.retrieval import CHANGE_TUNING, Tuning
 
 ACC_KS = (1, 3, 5, 10)
 ANY_K = 5
@@ -243,6 +244,13 @@ def _check(git_dir: Path, head: str, q: IssueQuestion) -> str | None:
 
 
 LEARNED = "find_files, learned ranker"
+# The ablation row of the code graph's signal (retrieval.Tuning.graph_files): find_files without it.
+NO_GRAPH = "find_files, no code graph"
+
+
+def ablations() -> dict[str, Tuning]:
+    """Rows asked besides the systems: find_files under another tuning."""
+    return {NO_GRAPH: replace(CHANGE_TUNING, graph_files=0)}
 
 
 def run_repo(
@@ -254,9 +262,12 @@ def run_repo(
     quiet: bool = False,
     ranker: str | None = None,
     dump: Path | None = None,
+    variants: dict[str, Tuning] | None = None,
 ) -> IssueRepoResult:
     """`ranker`: also rank with the learned ranker from this model file ("" the bundled one);
-    `dump`: write each question's candidates and feature rows there (evaluation.ranker_data)."""
+    `dump`: write each question's candidates and feature rows there (evaluation.ranker_data);
+    `variants`: more rows, find_files under these tunings (default: ablations())."""
+    variants = ablations() if variants is None else variants
     result = IssueRepoResult(repo.name, repo.github, repo.language, repo.split, 0)
     git_dir = mirror_dir(mirrors, repo.github)
     if not (git_dir / "HEAD").is_file():
@@ -305,6 +316,10 @@ def run_repo(
                 systems[LEARNED] = lambda text, idx=idx, history=history: _ragls_files(  # type: ignore[misc]
                     idx, text, history, True, ranker=ranker
                 )
+            for label, tuning in variants.items():
+                systems[label] = lambda text, idx=idx, history=history, tuning=tuning: _ragls_files(  # type: ignore[misc]
+                    idx, text, history, True, tuning=tuning
+                )
             if data is not None:  # find_files' candidates; any chunk of a fixed file answers
                 gold = GoldenQuery(id=q.id, query=q.title, files=list(q.files))
                 _ragls_files(idx, q.text(), history, True, trace=data.tracer(gold))
@@ -343,10 +358,11 @@ def run_issues(
     split: str | None = None,
     ranker: str | None = None,
     dump: Path | None = None,
+    variants: dict[str, Tuning] | None = None,
 ) -> list[IssueRepoResult]:
     cfg = load_config(config)
     return [
-        run_repo(repo, load_questions(config, repo), mirrors, settings, work, quiet, ranker, dump)
+        run_repo(repo, load_questions(config, repo), mirrors, settings, work, quiet, ranker, dump, variants)
         for repo in cfg.repo
         if repo.split == split or (split is None and repo.split != SEALED)
     ]
@@ -378,14 +394,21 @@ def _cells(row: dict[str, float]) -> str:
     return " | ".join(f"{row[m]:.3f}" for m in METRICS)
 
 
+def _labels(results: list[IssueRepoResult]) -> list[str]:
+    """The rows of the tables: the systems, then the learned ranker and the ablations asked."""
+    extra = dict.fromkeys(label for r in results for label in r.rows if label not in (*SYSTEMS, DEFAULT))
+    return [*SYSTEMS, *extra, DEFAULT]
+
+
 def issues_tables(results: list[IssueRepoResult]) -> str:
     """Markdown: means per split and per language (over repositories), then every repository."""
+    labels = _labels(results)
     head = "| " + " | ".join(HEAD) + " |"
     rule = "---:|" * len(HEAD)
     lines = [f"| split (repositories, questions) | system {head}", f"|---|---|{rule}"]
     splits = group_means(results, lambda r: r.split)
     for split in sorted(splits, key=lambda s: s != "held-out"):
-        for label in (*SYSTEMS, LEARNED, DEFAULT):
+        for label in labels:
             row = splits[split].get(label)
             if row:
                 n = f"{int(row['repositories'])}, {int(row['questions'])}"
@@ -402,7 +425,7 @@ def issues_tables(results: list[IssueRepoResult]) -> str:
         if r.skipped:
             lines.append(f"| {r.name} | {r.split} | {r.language} | skipped: {r.skipped} |" + " |" * len(HEAD))
             continue
-        for label in (*SYSTEMS, LEARNED, DEFAULT):
+        for label in labels:
             row = r.rows.get(label)
             if row:
                 lines.append(

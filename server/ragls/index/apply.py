@@ -11,6 +11,7 @@ from pathlib import Path
 
 from ragls.chunking import CHUNKS_VERSION
 from ragls.config import Settings
+from ragls.graph.model import GRAPH_FORMAT, FileGraph
 from ragls.index.handle import IndexHandle
 from ragls.index.plan import is_complete
 from ragls.index.state import IndexState, Records
@@ -30,8 +31,9 @@ log = logging.getLogger(__name__)
 _KEPT_SKIPS = frozenset({"binary", "generated", "minified", "secret_content", TOO_MANY_CHUNKS})
 _SKIP_RULES = f"content checks {CONTENT_CHECKS}"
 # The rules that decide what a prepared file holds beyond its bytes (secret redaction, how it is
-# split): an index prepared under other rules prepares every file again once (load_kept).
-_PREPARE_RULES = f"secrets {RULES_VERSION}; chunks {CHUNKS_VERSION}"
+# split, the graph's reading): an index prepared under other rules prepares every file again once
+# (load_kept).
+_PREPARE_RULES = f"secrets {RULES_VERSION}; chunks {CHUNKS_VERSION}; graph {GRAPH_FORMAT}"
 
 
 def load_kept(state: IndexState, manifest: Manifest) -> None:
@@ -116,6 +118,7 @@ class IndexWriter:
         h.check_dir()
         new_points: list[PointData] = []
         plans: list[tuple[FileRecord, list[str], list[str]]] = []  # record, stale ids, no-dense ids
+        graphs: dict[str, FileGraph | None] = {}  # committed with the records
         touched: list[FileRecord] = []
         skips: dict[str, SkippedFile] = {}
         for job, p in done:
@@ -154,6 +157,7 @@ class IndexWriter:
             still_missing = [i for i in unembedded if i in id_set and i in old_ids]
             rec = FileRecord(rel, p.digest, p.size, p.mtime_ns, job.language, LEXICAL, ids, [c.id for c in fresh])
             plans.append((rec, sorted(old_ids - id_set), no_dense + still_missing))
+            graphs[rel] = p.graph
         if skips:
             h.manifest.set_skipped(skips)
             st.known_skips.update(skips)
@@ -169,7 +173,7 @@ class IndexWriter:
             for rec, _, missing in plans:
                 rec.pending_ids = []
                 rec.status = LEXICAL if missing else DENSE
-            h.manifest.put_many([rec for rec, _, _ in plans])
+            h.manifest.put_many([rec for rec, _, _ in plans], graphs)
             with st.lock:
                 for rec, _, missing in plans:
                     st.records[rec.path] = rec

@@ -26,6 +26,7 @@ from ragls.embedding.snapshot import Identity
 from ragls.embedding.snapshot_source import ImportReport, distrusted_message, import_snapshot
 from ragls.faults import CircuitBreaker
 from ragls.git_history import HistoryTracker
+from ragls.graph.source import GraphSource
 from ragls.query.source_lexicon import SourceLexicon
 from ragls.store import Store, StoreError, open_index
 from ragls.store.manifest import Manifest
@@ -119,6 +120,8 @@ class IndexHandle:
         # built by the first one, again after the index changed (`generation` counts writes).
         self.generation = 0
         self.source_lexicon = SourceLexicon(lambda: self.store, lambda: self.generation)
+        # The code graph's rows in the manifest (ragls.graph), read per question.
+        self.graph = GraphSource(lambda: m.path if (m := self.manifest) is not None else None)
         # `embedder.snapshot`: its import (a thread started by open, awaited by the dense pass)
         # and how many of this index's chunks took their vector from it.
         self.snapshot_import: ImportReport | None = None

@@ -95,6 +95,7 @@ def answer(
                 tuning=tuning,
                 files=idx.files,
                 source=source,
+                graph=idx.graph,
             )
         except EmbeddingError as exc:
             # The embedding provider is down: lexical search still answers, and says so.

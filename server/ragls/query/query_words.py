@@ -62,6 +62,13 @@ def query_symbols(query: str) -> list[str]:
     return sorted(n for n in names if len(n) >= 3)
 
 
+def code_names(query: str) -> set[str]:
+    """The identifiers behind query_symbols, as written (`Invoice.compute_total` -> `Invoice`,
+    `compute_total`): the code graph's names are case-sensitive."""
+    wanted = {part for name in query_symbols(query) for part in name.split(".")}
+    return {ident for ident in lexical.identifiers(query) if ident.lower() in wanted}
+
+
 # What a lookup says around the name: "where is X defined", "what does X do", "show me X".
 _LOOKUP_WORDS = frozenset(
     """

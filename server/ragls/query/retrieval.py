@@ -41,6 +41,7 @@ from ragls.query.query_words import (
     HISTORY_QUERY,
     META_QUERY,
     TEST_QUERY,
+    code_names,
     lookup_symbols,
     query_kind,
     query_symbols,
@@ -145,6 +146,13 @@ class Tuning:
     # never above that file (co_change_lift). 0 files: off (questions).
     co_change_files: int = 0
     co_change_weight: float = 0.0
+    # The code graph (ragls.graph), for long queries: files ranked by the personalised PageRank
+    # that restarts at the first `graph_seeds` files of the hits (weighted 1/r^2; 0: none) and at
+    # the files defining a name the query spells (query_words.code_names) gain the RRF term of
+    # their place among the first `graph_files`, at `graph_weight`. 0 files: off.
+    graph_files: int = 0
+    graph_weight: float = 0.0
+    graph_seeds: int = 10
     # The learned ranker (query.learned) orders the candidates instead of the weights, boosts and
     # demotions above; `ranker_path` names a model file to try ("": the bundled one).
     learned: bool = False
@@ -380,6 +388,20 @@ def _model(tuning: Tuning) -> LinearRanker | None:
     return _load_ranker(tuning.ranker_path)
 
 
+class GraphRanker(Protocol):
+    def rank_files(self, seeds: dict[str, float], named: set[str], n: int) -> list[str]: ...
+
+
+def graph_ranking(graph: GraphRanker, hits: list[Hit], query: str, tuning: Tuning) -> list[str]:
+    """The code graph's files for a query: connected to its first hits and the names it spells."""
+    firsts = list(dict.fromkeys(h.path for h in hits))[: tuning.graph_seeds]
+    seeds = {path: 1.0 / (i + 1) ** 2 for i, path in enumerate(firsts)}
+    named = code_names(query)
+    if not seeds and not named:
+        return []
+    return graph.rank_files(seeds, named, tuning.graph_files)
+
+
 def _ruled(
     stored: list[StoredHit],
     query: str,
@@ -391,6 +413,7 @@ def _ruled(
     history: ChangeHistory | None,
     source: FileRanker | None,
     tuning: Tuning,
+    graph: GraphRanker | None = None,
 ) -> list[Hit]:
     """The hand-set order: the fused hits, name rerank, the history's and the source BM25's file
     boosts, then the demotions (each measured in docs/history/evaluation-log.md)."""
@@ -415,6 +438,8 @@ def _ruled(
         hits = file_boost(hits, history.rank(query, tuning.git_history_files), tuning.git_history_weight, tuning.rrf_k)
     if source is not None and fused and uses_source(tuning, query):
         hits = file_boost(hits, source.rank(query, tuning.source_files), tuning.source_weight, tuning.rrf_k)
+    if graph is not None and fused and long and tuning.graph_files and tuning.graph_weight > 0:
+        hits = file_boost(hits, graph_ranking(graph, hits, query, tuning), tuning.graph_weight, tuning.rrf_k)
     return demote(
         query,
         hits,
@@ -443,6 +468,7 @@ def retrieve(
     files: Callable[[], Iterable[str]] | None = None,
     source: FileRanker | None = None,
     trace: Trace | None = None,
+    graph: GraphRanker | None = None,
 ) -> RetrieveResult:
     """`names`: the index's embedding cache, where the indexer keeps the chunks' name vectors
     (ragls.name_rerank); without it the name rerank is skipped. `history`: the workspace's git
@@ -450,7 +476,8 @@ def retrieve(
     `files`: the index's files, asked for only when the query names some (a stack trace, a path
     in a bug report: mentions.mentioned_files); their best chunks join the hits.
     `source`: the index's source BM25 (query.source_lexicon), for the tunings that use it.
-    `trace`: called with every query's candidates and their feature rows (training the ranker)."""
+    `trace`: called with every query's candidates and their feature rows (training the ranker).
+    `graph`: the index's code graph (graph.source.GraphSource), for the tunings that use it."""
     t0 = time.perf_counter()
     use_dense = embedder is not None and dense_available and settings.mode != "lexical"
     dense = None
@@ -507,7 +534,7 @@ def retrieve(
     else:
         if near:
             stored = mention_boost(stored, near, mentioned, tuning.mention_weight, tuning.rrf_k)
-        hits = _ruled(stored, query, long, fused, dense, embedder, names, history, source, tuning)
+        hits = _ruled(stored, query, long, fused, dense, embedder, names, history, source, tuning, graph)
         if symbols and tuning.symbol_first:
             hits = symbol_first(hits, symbols)
     if settings.rerank == "lexical":

@@ -12,8 +12,13 @@ import sqlite3
 import threading
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
+from ragls.graph import rows as graph_rows
 from ragls.private import private_file
+
+if TYPE_CHECKING:
+    from ragls.graph.model import FileGraph
 
 LEXICAL = "lexical"  # chunks stored, dense vectors still missing
 DENSE = "dense"  # fully indexed
@@ -66,7 +71,9 @@ class Manifest:
         self._db.execute(
             "CREATE TABLE IF NOT EXISTS skipped (path TEXT PRIMARY KEY, size INTEGER, mtime_ns INTEGER, reason TEXT)"
         )
+        graph_rows.create(self._db)  # the code graph's rows per file (ragls.graph)
         self._db.commit()
+        self.path = path
         self._lock = threading.Lock()
 
     def all(self) -> dict[str, FileRecord]:
@@ -94,8 +101,11 @@ class Manifest:
     def put(self, rec: FileRecord) -> None:
         self.put_many([rec])
 
-    def put_many(self, recs: list[FileRecord]) -> None:
+    def put_many(self, recs: list[FileRecord], graphs: dict[str, FileGraph | None] | None = None) -> None:
+        """`graphs`: the files' new graph rows (None: none), committed with their records."""
         with self._lock, self._db:
+            if graphs:
+                graph_rows.replace(self._db, graphs)
             self._db.executemany(
                 "INSERT OR REPLACE INTO files VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 [
@@ -121,10 +131,12 @@ class Manifest:
     def remove(self, paths: list[str]) -> None:
         with self._lock, self._db:
             self._db.executemany("DELETE FROM files WHERE path=?", [(p,) for p in paths])
+            graph_rows.remove(self._db, paths)
 
     def clear(self) -> None:
         with self._lock, self._db:
             self._db.execute("DELETE FROM files")
+            graph_rows.clear(self._db)
             self._db.execute("DELETE FROM skipped")
 
     def skipped(self, rules: str) -> dict[str, SkippedFile]:

@@ -4,7 +4,7 @@
 // field; an older one lacks those added after it (docs/protocol.md, "Versions").
 
 /** The rag/* protocol version these types were generated from. */
-export const GENERATED_PROTOCOL_VERSION = 4;
+export const GENERATED_PROTOCOL_VERSION = 5;
 
 export interface CacheInfo {
   hits: number;
@@ -84,6 +84,30 @@ export interface IndexStatus {
   display: StatusDisplay;
 }
 
+export interface Location {
+  path: string;
+  line: number;
+  symbol: string | null;
+  kind: 'call' | 'reference' | 'import';
+  folder: string | null;
+  folderUri: string | null;
+}
+
+export interface MapDefinition {
+  symbol: string;
+  kind: string;
+  line: number;
+  signature: string;
+}
+
+export interface MapFile {
+  path: string;
+  score: number;
+  definitions: MapDefinition[];
+  folder: string | null;
+  folderUri: string | null;
+}
+
 export interface Position {
   line: number;
   character: number;
@@ -99,8 +123,61 @@ export interface Range {
   end: Position;
 }
 
+/** `rag/references`: the uses of a definition, found by name and import scope. */
+export interface ReferencesParams {
+  symbol: string;
+  path?: string | null;
+  limit?: number;
+}
+
+export interface ReferencesResult {
+  locations: Location[];
+  warnings: string[];
+  error: string | null;
+}
+
 export interface ReindexParams {
   full?: boolean;
+}
+
+/** A place to go: a definition (`definition`, `callees`), a use (`callers`: `symbol` is the definition holding it), a file (`imports`: line 1) or an import statement (`importedBy`). */
+export interface Related {
+  symbol: string | null;
+  path: string;
+  line: number;
+  folder: string | null;
+  folderUri: string | null;
+}
+
+/** `rag/related`: a definition's (or a file's) neighbours in the code graph. */
+export interface RelatedParams {
+  symbol?: string | null;
+  path?: string | null;
+  limit?: number;
+}
+
+export interface RelatedResult {
+  definition: Related[];
+  callers: Related[];
+  callees: Related[];
+  imports: Related[];
+  importedBy: Related[];
+  warnings: string[];
+  error: string | null;
+}
+
+/** `rag/repoMap`: the repository's outline, its most referenced files first. */
+export interface RepoMapParams {
+  query?: string | null;
+  maxTokens?: number;
+}
+
+export interface RepoMapResult {
+  text: string;
+  files: MapFile[];
+  tokens: number;
+  warnings: string[];
+  error: string | null;
 }
 
 export interface RetrieveParams {
@@ -153,6 +230,9 @@ export interface RagRequests {
   'rag/retrieve': { params: RetrieveParams; result: RetrieveResultOut };
   'rag/indexStatus': { params: IndexStatusParams; result: IndexStatus };
   'rag/reindex': { params: ReindexParams; result: ReindexResult };
+  'rag/references': { params: ReferencesParams; result: ReferencesResult };
+  'rag/related': { params: RelatedParams; result: RelatedResult };
+  'rag/repoMap': { params: RepoMapParams; result: RepoMapResult };
 }
 
 /** Each rag/* notification of the LSP (server -> client): its params. */

@@ -18,6 +18,44 @@ export interface SchemaNode {
   additionalProperties?: boolean | SchemaNode;
   title?: string;
   description?: string;
+  minimum?: number;
+  maximum?: number;
+  minLength?: number;
+  maxLength?: number;
+  maxItems?: number;
+  default?: unknown;
+}
+
+/**
+ * Why an input property of a tool (its JSON schema in package.json) does not fit the server's
+ * param it is passed to: another type, or values it allows that the server rejects (wider
+ * bounds, other enum values). A param that may be null is compared by its other branch.
+ * [] when it fits; a tool may be stricter than the server.
+ */
+export function inputFieldProblems(tool: SchemaNode, param: SchemaNode): string[] {
+  const branches = param.anyOf ? param.anyOf.filter((n) => n.type !== 'null') : [param];
+  if (branches.length !== 1) return [`the param is one of ${branches.length} types`];
+  const p = branches[0];
+  const problems: string[] = [];
+  const typeOf = (n: SchemaNode | undefined) => (n?.type === 'number' ? 'number' : n?.type);
+  if (typeOf(tool) !== typeOf(p)) problems.push(`type ${tool.type} is not the param's ${p.type}`);
+  if (p.type === 'array' && typeOf(tool.items) !== typeOf(p.items)) problems.push(`items of type ${tool.items?.type} are not the param's ${p.items?.type}`);
+  if (p.enum) {
+    const extra = (tool.enum ?? [undefined]).filter((v) => !p.enum!.includes(v));
+    if (extra.length) problems.push(`allows ${extra.map((v) => JSON.stringify(v) ?? 'any value').join(', ')}, the param only ${p.enum.map((v) => JSON.stringify(v)).join(', ')}`);
+  }
+  const lower = (key: 'minimum' | 'minLength') => {
+    if (p[key] !== undefined && !(tool[key] !== undefined && tool[key]! >= p[key]!)) problems.push(`${key} ${tool[key]} is below the param's ${p[key]}`);
+  };
+  const upper = (key: 'maximum' | 'maxLength' | 'maxItems') => {
+    if (p[key] !== undefined && !(tool[key] !== undefined && tool[key]! <= p[key]!)) problems.push(`${key} ${tool[key]} is above the param's ${p[key]}`);
+  };
+  lower('minimum');
+  lower('minLength');
+  upper('maximum');
+  upper('maxLength');
+  upper('maxItems');
+  return problems;
 }
 
 interface MethodEntry {

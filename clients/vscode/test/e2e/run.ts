@@ -754,7 +754,7 @@ async function main(): Promise<number> {
       });
     }
 
-    if (ready) await step(h, '#ragls: listed in vscode.lm.tools, vscode.lm.invokeTool returns the real context', async () => {
+    if (ready) await step(h, '#ragls: listed in vscode.lm.tools, vscode.lm.invokeTool returns the real context and references', async () => {
       const out = `${h.echoOut}.tool.json`;
       await h.runCommand('Echo LM Test: Probe ragls Tool');
       const rec = await waitUntil('the tool probe', async () => (fs.existsSync(out) ? JSON.parse(fs.readFileSync(out, 'utf8')) : undefined), 30_000);
@@ -768,6 +768,12 @@ async function main(): Promise<number> {
       assert(new RegExp(`<code_context file="${escapeRegExp(EXPECTED_PATH)}" lines="\\d+-\\d+" symbol="${escapeRegExp(EXPECTED_SYMBOL)}">`).test(text), `no ${EXPECTED_SYMBOL} in the tool result`);
       assert(text.includes('def compute_total'), 'the tool result holds the source');
       assert(/topK must be an integer/.test(String(rec.badInput)), `bad input: ${rec.badInput}`);
+      // Issue 53: the same tool reaches the code graph: action "references" through rag/references.
+      assert((tool.inputSchema?.properties?.action as { enum?: string[] } | undefined)?.enum?.includes('references'), 'the tool offers action "references"');
+      assert(!rec.referencesError, `invokeTool (references) failed: ${rec.referencesError}`);
+      const refs = String(rec.referencesText);
+      assert(/^\d+ uses? of "Invoice" /.test(refs), `references result: ${refs.slice(0, 300)}`);
+      assert(/\nbilling\/invoice\.py:43 send_payment_reminder \(reference\)(\n|$)/.test(refs), `no use of Invoice at billing/invoice.py:43 in: ${refs.slice(0, 500)}`);
     });
 
     // No second chat flow: the installed extension's manifest (read by the same probe) offers

@@ -53,7 +53,7 @@ function activate(context) {
   };
   context.subscriptions.push(vscode.lm.registerLanguageModelChatProvider('echo-lm', provider));
   // The e2e reaches the extension API through this test-only command: list vscode.lm.tools and
-  // call ragls_search with vscode.lm.invokeTool, as agent mode would, and read the chat
+  // call ragls_search with vscode.lm.invokeTool, as agent mode would (a search and a references action), and read the chat
   // participants of the installed ragls extension (its slash commands); the answer goes to
   // $ECHO_LM_OUT.tool.json. None of this ships in ragls.vsix.
   context.subscriptions.push(
@@ -70,6 +70,16 @@ function activate(context) {
         record.text = result.content.map(partText).join('');
       } catch (e) {
         record.error = String(e && e.message ? e.message : e);
+      }
+      // Issue 53: a code graph action of the same tool (rag/references on the real server).
+      try {
+        const refs = await vscode.lm.invokeTool('ragls_search', {
+          toolInvocationToken: undefined,
+          input: { action: 'references', symbol: 'Invoice' },
+        });
+        record.referencesText = refs.content.map(partText).join('');
+      } catch (e) {
+        record.referencesError = String(e && e.message ? e.message : e);
       }
       try {
         await vscode.lm.invokeTool('ragls_search', { toolInvocationToken: undefined, input: { query: 'q', topK: 1000 } });

@@ -51,8 +51,8 @@ describe('embedding provider down', { skip: available ? false : `ragls not found
     if (tmp) fs.rmSync(tmp, { recursive: true, force: true });
   });
 
-  test('initialize reports protocol version 4', () => {
-    assert.deepEqual(init.capabilities.experimental, { ragls: { protocolVersion: 4 } });
+  test('initialize reports protocol version 5', () => {
+    assert.deepEqual(init.capabilities.experimental, { ragls: { protocolVersion: 5 } });
   });
 
   test('rag/retrieve answers lexically with a warning, not an error', async () => {

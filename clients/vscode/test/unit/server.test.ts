@@ -11,7 +11,7 @@ import * as path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { chatRetrieveParams } from '../../src/lib/chatCommands';
 import { prependContext } from '../../src/lib/format';
-import { searchToolParams, searchToolText } from '../../src/lib/searchTool';
+import { searchToolParams, searchToolText, toolErrorMessage, toolRequest, toolResultText } from '../../src/lib/searchTool';
 import { followsFolderChanges, type IndexStatus, type RetrieveResult } from '../../src/lib/protocol';
 import { CODICONS, StatusModel, formatNumber } from '../../src/lib/status';
 import { RaglsTestClient } from '../support/lspClient';
@@ -136,6 +136,32 @@ describe('real ragls server over vscode-jsonrpc', { skip: available ? false : `r
     const none = searchToolParams({ query: QUERY, languages: ['cobol'] }, undefined);
     const empty: RetrieveResult = await client.conn.sendRequest('rag/retrieve', none);
     assert.equal(searchToolText(empty, none), `No indexed code matches "${QUERY}" within languages cobol. Try other words, an identifier, or fewer filters.`);
+  });
+
+  // Issue 53: the tool's graph actions, through the server's rag/references, rag/related and
+  // rag/repoMap, as the text the model reads. In the fixture `Invoice` is used once, as the type
+  // of send_payment_reminder's parameter (billing/invoice.py:43).
+  test('the #ragls tool graph actions (references, related, repoMap) read the real code graph', async () => {
+    assert.ok(ready, 'the index never became ready');
+    const refs = toolRequest({ action: 'references', symbol: 'Invoice' }, undefined);
+    const refsText = toolResultText(refs, await client.conn.sendRequest(refs.method, refs.params));
+    assert.match(refsText, /^\d+ uses? of "Invoice" /, refsText);
+    assert.match(refsText, /\nbilling\/invoice\.py:43 send_payment_reminder \(reference\)(\n|$)/, refsText);
+    const related = toolRequest({ action: 'related', symbol: 'Invoice.compute_total' }, undefined);
+    const relatedOut = toolResultText(related, await client.conn.sendRequest(related.method, related.params));
+    assert.match(relatedOut, /^Related to "Invoice\.compute_total":\n\nDefinition [^\n]*:\n- billing\/invoice\.py:29 Invoice\.compute_total\n/, relatedOut);
+    const map = toolRequest({ action: 'repoMap', query: 'invoice total', maxTokens: 512 }, undefined);
+    const mapText = toolResultText(map, await client.conn.sendRequest(map.method, map.params));
+    assert.match(mapText, /^Repository map \(files about "invoice total" first\): \d+ files?, /, mapText);
+    assert.match(mapText, /\nbilling\/invoice\.py:\n/, mapText);
+    assert.match(mapText, /\n {2}16: class Invoice:\n/, mapText);
+    // Params the tool would never send are a JSON-RPC error that toolErrorMessage says in one line.
+    const bad = toolRequest({ action: 'references', symbol: 'x' }, undefined);
+    const err = await client.conn.sendRequest(bad.method, { symbol: 'x', limit: 5000 }).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    assert.match(toolErrorMessage(bad, err), /^ragls rejected the references input: .*limit/);
   });
 
   // The same words as an @rag question and as @rag /change (protocol 4 intent). As a question the

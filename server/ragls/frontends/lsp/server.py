@@ -10,7 +10,7 @@ import logging
 import os
 import sys
 import threading
-from collections.abc import Generator
+from collections.abc import Awaitable, Callable, Generator
 from pathlib import Path
 from typing import Any
 
@@ -379,6 +379,35 @@ async def rag_retrieve(ls: RaglsServer, params: Any) -> dict[str, Any]:
     except InvalidParams as exc:
         raise JsonRpcInvalidParams(str(exc)) from exc
     return out.model_dump(by_alias=True)
+
+
+async def graph_request(name: str, params: Any, ask: Callable[[Any], Awaitable[Any]]) -> dict[str, Any]:
+    """A code-graph request (rag/references, rag/related, rag/repoMap): its params by the method
+    table's model, the workspace's answer as JSON."""
+    await modules_loaded("ragls.protocol", "ragls.api")
+    from ragls.api import METHODS, InvalidParams
+
+    p = parse(METHODS[name], params)
+    try:
+        out = await ask(p)
+    except InvalidParams as exc:
+        raise JsonRpcInvalidParams(str(exc)) from exc
+    return out.model_dump(by_alias=True)  # type: ignore[no-any-return]
+
+
+@server.feature("rag/references")
+async def rag_references(ls: RaglsServer, params: Any) -> dict[str, Any]:
+    return await graph_request("rag/references", params, ls.index.references)
+
+
+@server.feature("rag/related")
+async def rag_related(ls: RaglsServer, params: Any) -> dict[str, Any]:
+    return await graph_request("rag/related", params, ls.index.related)
+
+
+@server.feature("rag/repoMap")
+async def rag_repo_map(ls: RaglsServer, params: Any) -> dict[str, Any]:
+    return await graph_request("rag/repoMap", params, ls.index.repo_map)
 
 
 def parse(method: Any, params: Any) -> Any:

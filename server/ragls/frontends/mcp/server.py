@@ -30,11 +30,14 @@ from pydantic import ValidationError
 
 from ragls import __version__
 from ragls.api import InvalidParams, validation_message
+from ragls.escaping import label
 from ragls.folders import uri_to_path
 from ragls.frontends.mcp.text import (
     FILE_HITS_PER_FILE,
     files_of,
     files_text,
+    references_text,
+    related_text,
     result_text,
     status_text,
     status_warnings,
@@ -46,14 +49,25 @@ from ragls.frontends.mcp.tools import (
     CodeResult,
     FilesResult,
     FindFilesArgs,
+    FindReferencesArgs,
     FindSymbolArgs,
     NoArgs,
     ReindexArgs,
     ReindexResult,
+    RelatedArgs,
+    RepoMapArgs,
     SearchCodeArgs,
     ToolArgs,
 )
-from ragls.protocol import IndexStatus, RetrieveParams, RetrieveResultOut, SymbolParams
+from ragls.protocol import (
+    IndexStatus,
+    ReferencesParams,
+    RelatedParams,
+    RepoMapParams,
+    RetrieveParams,
+    RetrieveResultOut,
+    SymbolParams,
+)
 from ragls.workspace_index import WorkspaceIndex
 
 log = logging.getLogger("ragls.mcp")
@@ -158,6 +172,9 @@ class RaglsMcp:
             "search_code": (SearchCodeArgs, self.search_code),
             "find_symbol": (FindSymbolArgs, self.find_symbol),
             "find_files": (FindFilesArgs, self.find_files),
+            "find_references": (FindReferencesArgs, self.find_references),
+            "related": (RelatedArgs, self.related),
+            "repo_map": (RepoMapArgs, self.repo_map),
             "index_status": (NoArgs, self.index_status),
             "reindex": (ReindexArgs, self.reindex),
         }
@@ -243,6 +260,46 @@ class RaglsMcp:
         st = await self._progress_until(ctx, self._searchable, FIRST_INDEX_WAIT)
         res = await ws.find_symbol(SymbolParams(name=a.name, kind=a.kind, top_k=a.top_k, max_chars=20000))
         return self._code_result("definitions", a.name, res, st)
+
+    # -- the code graph: the structured result is rag/references', rag/related', rag/repoMap's --
+    async def _graph_ready(self, ctx: ServerRequestContext[Any]) -> WorkspaceIndex:
+        """As a search: once every file is keyword-indexed (their graph rows come with them)."""
+        ws = await self._ready()
+        await self._progress_until(ctx, self._searchable, FIRST_INDEX_WAIT)
+        return ws
+
+    @staticmethod
+    def _graph_result(text: str, res: Any) -> types.CallToolResult:
+        """The text, and the LSP method's result as it is (one contract for both front ends)."""
+        return types.CallToolResult(
+            content=[types.TextContent(type="text", text=text)], structured_content=res.model_dump(by_alias=True)
+        )
+
+    async def find_references(self, ctx: ServerRequestContext[Any], a: FindReferencesArgs) -> types.CallToolResult:
+        ws = await self._graph_ready(ctx)
+        res = await ws.references(ReferencesParams(symbol=a.symbol, path=a.path, limit=a.limit))
+        if res.error:
+            return tool_error(f"find_references failed: {res.error}. Call index_status for details.")
+        return self._graph_result(references_text(a.symbol, res, ws.folders.multi), res)
+
+    async def related(self, ctx: ServerRequestContext[Any], a: RelatedArgs) -> types.CallToolResult:
+        try:
+            p = RelatedParams(symbol=a.symbol, path=a.path, limit=a.limit)
+        except ValidationError as exc:
+            raise InvalidParams(validation_message(exc)) from exc
+        ws = await self._graph_ready(ctx)
+        res = await ws.related(p)
+        if res.error:
+            return tool_error(f"related failed: {res.error}. Call index_status for details.")
+        return self._graph_result(related_text(a.symbol or a.path or "", res, ws.folders.multi), res)
+
+    async def repo_map(self, ctx: ServerRequestContext[Any], a: RepoMapArgs) -> types.CallToolResult:
+        ws = await self._graph_ready(ctx)
+        res = await ws.repo_map(RepoMapParams(query=a.query, max_tokens=a.max_tokens))
+        if res.error:
+            return tool_error(f"repo_map failed: {res.error}. Call index_status for details.")
+        head = "".join(f"Warning: {label(w)}\n" for w in res.warnings)
+        return self._graph_result(head + (res.text or "No code in the index yet."), res)
 
     def _code_result(self, kind: str, subject: str, res: RetrieveResultOut, st: IndexStatus) -> types.CallToolResult:
         if res.error and not res.chunks and res.error.startswith(_FAILED):

@@ -9,7 +9,7 @@ import mcp_types as types
 
 from ragls.escaping import label
 from ragls.frontends.mcp.tools import CodeResult, FileHit, FilesResult
-from ragls.protocol import ChunkOut, FolderStatus, IndexStatus
+from ragls.protocol import ChunkOut, FolderStatus, IndexStatus, Location, ReferencesResult, Related, RelatedResult
 
 CLIENT, OWNER = "client", "owner"  # SharedIndex's roles
 
@@ -145,3 +145,41 @@ def status_warnings(st: IndexStatus) -> list[str]:
         out.append(st.message)
     out.extend(getattr(st, "warnings", None) or [])
     return out
+
+
+def _place(path: str, folder: str | None, multi: bool) -> str:
+    return label(f"{folder}/{path}" if multi and folder else path)
+
+
+def _location(loc: Location, multi: bool) -> str:
+    held = f" in {label(loc.symbol)}" if loc.symbol else ""
+    return f"{_place(loc.path, loc.folder, multi)}:{loc.line} {loc.kind}{held}"
+
+
+def references_text(symbol: str, res: ReferencesResult, multi: bool = False) -> str:
+    head = [f"Warning: {label(w)}" for w in res.warnings]
+    if not res.locations:
+        return "\n".join([*head, f"No uses of {_subject(symbol)} found."])
+    lines = [f"{len(res.locations)} uses of {_subject(symbol)}:"]
+    lines += [f"{i}. {_location(loc, multi)}" for i, loc in enumerate(res.locations, 1)]
+    return "\n".join([*head, *lines])
+
+
+def _related(item: Related, multi: bool) -> str:
+    name = f"{label(item.symbol)} " if item.symbol else ""
+    return f"{name}({_place(item.path, item.folder, multi)}:{item.line})"
+
+
+def related_text(subject: str, res: RelatedResult, multi: bool = False) -> str:
+    head = [f"Warning: {label(w)}" for w in res.warnings]
+    lines = [f"Related to {_subject(subject)}:"]
+    for title, items in (
+        ("Definition", res.definition),
+        ("Callers", res.callers),
+        ("Callees", res.callees),
+        ("Imports", res.imports),
+        ("Imported by", res.imported_by),
+    ):
+        shown = "; ".join(_related(i, multi) for i in items) if items else "none"
+        lines.append(f"{title}: {shown}")
+    return "\n".join([*head, *lines])

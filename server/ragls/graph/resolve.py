@@ -1,0 +1,168 @@
+"""Resolution by name and import scope, not a type checker. A use of a name resolves to the
+definitions of that name in the index: one definition is the answer; several are ranked by
+where they are seen from the use: its own file, then a file it imports, then its folder, then
+anywhere else; within a tier, a definition whose type, file or folder is what the use was
+reached through (`geo` in `geo.Distance()`, `Ring` in `Ring::new()`) goes first, then code
+before tests, then the nearer path. The best-ranked ones (ties included: an ambiguous name
+stays ambiguous) are what the use resolves to.
+
+Imports resolve to files by their key (imports.py) matched against the index's paths
+(`PathIndex`): the longest suffix of the key that names a file (its path without extension,
+or a package's `__init__`/`index`/`mod` file) or a folder (a Go or Java package)."""
+
+from __future__ import annotations
+
+import posixpath
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from ragls.graph.read import Definition, GraphReader
+from ragls.query.path_kinds import is_test_path
+
+SAME_FILE, IMPORTED, SAME_FOLDER, ELSEWHERE = 0, 1, 2, 3
+TIERS = ("same file", "imported", "same folder", "elsewhere")
+
+# A package's own module file: importing the folder imports it.
+_PACKAGE_FILES = frozenset({"__init__", "index", "mod", "lib", "package-info"})
+_FOLDER_MAX = 200  # files of one folder an import may stand for; more is no package
+_FILE_MAX = 50  # files one key may name (the same module in several places)
+_QUALIFIER_SPLIT = re.compile(r"\.|::|->|\\|#")
+_SELF = frozenset({"self", "this", "$this", "super", "static", "cls", "parent", "base"})
+
+
+def _stem_path(path: str) -> str:
+    head, _, last = path.lower().rpartition("/")
+    stem = last.split(".", 1)[0] if not last.startswith(".") else last
+    return f"{head}/{stem}" if head else stem
+
+
+class PathIndex:
+    """The index's files by every suffix of their path (without extension) and of their folder,
+    lowercase: what an import key can match. Built from paths alone, so it is kept per index
+    and rebuilt when the index changes."""
+
+    def __init__(self, paths: Iterable[str]) -> None:
+        self.files: dict[str, list[str]] = {}
+        self.folders: dict[str, list[str]] = {}
+        for path in paths:
+            segments = _stem_path(path).split("/")
+            for i in range(len(segments)):
+                self.files.setdefault("/".join(segments[i:]), []).append(path)
+            folder = segments[:-1]
+            if segments[-1] in _PACKAGE_FILES:
+                for i in range(len(folder)):
+                    self.files.setdefault("/".join(folder[i:]), []).append(path)
+            for i in range(len(folder)):
+                self.folders.setdefault("/".join(folder[i:]), []).append(path)
+
+    def resolve(self, key: str) -> list[str]:
+        """The files an import key names (longest match first; [] when none: a dependency)."""
+        if not key:
+            return []
+        segments = key.split("/")
+        n = len(segments)
+        # Whole key first; then without its last segment (`use crate::geo::distance` names an
+        # item of geo.rs, a static import a member of its class). A single segment matches a
+        # file only when the key is that one segment (`os.path` is no local `path.py`), a
+        # folder always (a Go package's folder at the repository's root).
+        for tail in (0, 1) if n > 1 else (0,):
+            head = segments[: n - tail]
+            for start in range(len(head)):
+                width = len(head) - start
+                key_part = "/".join(head[start:])
+                files = self.files.get(key_part)
+                if files and (width >= 2 or n == 1):
+                    return files[:_FILE_MAX]
+                folder = self.folders.get(key_part) if tail == 0 else None
+                if folder and len(folder) <= _FOLDER_MAX:
+                    return folder
+        return []
+
+
+@dataclass(frozen=True, slots=True)
+class Ranked:
+    definition: Definition
+    tier: int
+    qualified: bool  # the use's qualifier names the definition's type, file or folder
+
+    @property
+    def key(self) -> tuple[int, int]:
+        return self.tier, 0 if self.qualified else 1
+
+
+def _qualifier_word(qualifier: str) -> str:
+    word = _QUALIFIER_SPLIT.split(qualifier.strip())[-1].strip().lower() if qualifier else ""
+    return "" if word in _SELF else word
+
+
+def _names_it(word: str, d: Definition) -> bool:
+    """Whether a qualifier's last word is the definition's type, file or folder."""
+    if not word:
+        return False
+    parts = _stem_path(d.path).split("/")
+    folder = parts[-2] if len(parts) > 1 else ""
+    return word in (d.scope.rsplit(".", 1)[-1].lower(), parts[-1], folder)
+
+
+class Resolver:
+    """Ranks candidate definitions as seen from a file, reading the files' imports as needed
+    (in batches: `load`)."""
+
+    def __init__(self, reader: GraphReader, paths: PathIndex) -> None:
+        self.reader = reader
+        self.paths = paths
+        self._imported: dict[str, frozenset[str]] = {}
+        # Resolutions by (name, file, qualifier word): a question resolves thousands of uses,
+        # most of them the same name from the same file; a name may have a thousand definitions.
+        self._best: dict[tuple[str, str, str], list[Definition]] = {}
+
+    def load(self, files: Iterable[str]) -> None:
+        """Read the imports of these files at once (one query per 500)."""
+        todo = [f for f in set(files) if f not in self._imported]
+        found = self.reader.imports_of(todo)
+        for f in todo:
+            self._imported[f] = frozenset(p for i in found.get(f, ()) for p in self.paths.resolve(i.key))
+
+    def imported(self, path: str) -> frozenset[str]:
+        if path not in self._imported:
+            self.load([path])
+        return self._imported[path]
+
+    def tier(self, d: Definition, from_path: str) -> int:
+        if d.path == from_path:
+            return SAME_FILE
+        if d.path in self.imported(from_path):
+            return IMPORTED
+        if posixpath.dirname(d.path) == posixpath.dirname(from_path):
+            return SAME_FOLDER
+        return ELSEWHERE
+
+    def rank(self, candidates: list[Definition], from_path: str | None, qualifier: str = "") -> list[Ranked]:
+        """Every candidate, best first, as seen from `from_path` (None: from nowhere in
+        particular: code before tests, then by path)."""
+        word = _qualifier_word(qualifier)
+        ranked = [
+            Ranked(d, self.tier(d, from_path) if from_path is not None else ELSEWHERE, _names_it(word, d))
+            for d in candidates
+        ]
+
+        def order(r: Ranked) -> tuple[int, int, int, int, str, int]:
+            near = len(posixpath.commonpath([r.definition.path, from_path])) if from_path else 0
+            return (*r.key, int(is_test_path(r.definition.path)), -near, r.definition.path, r.definition.line)
+
+        return sorted(ranked, key=order)
+
+    def best(self, candidates: list[Definition], from_path: str, qualifier: str = "") -> list[Definition]:
+        """What a use in `from_path` resolves to: the candidates of the best rank (several when
+        the name stays ambiguous there). `candidates`: every definition of one name (the same
+        list for a name throughout a question)."""
+        if len(candidates) <= 1:
+            return candidates
+        key = (candidates[0].name, from_path, _qualifier_word(qualifier))
+        found = self._best.get(key)
+        if found is None:
+            ranked = self.rank(candidates, from_path, qualifier)
+            top = ranked[0].key
+            found = self._best[key] = [r.definition for r in ranked if r.key == top]
+        return found

@@ -1,0 +1,164 @@
+"""The code graph's rows in a real manifest (SQLite) and the answers read back from them: files
+prepared as the indexer prepares them, committed with their records, replaced one file at a
+time, removed with their records; references and relations resolved by name and import scope."""
+
+from __future__ import annotations
+
+import shutil
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from ragls.config import Settings
+from ragls.graph.read import GraphReader
+from ragls.graph.relations import Graph, references_of
+from ragls.graph.resolve import PathIndex
+from ragls.languages import language_of
+from ragls.prepare import FileJob, prepare_file
+from ragls.store.manifest import LEXICAL, FileRecord, Manifest
+
+FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "graph"
+
+
+@pytest.fixture
+def ws(tmp_path: Path) -> Path:
+    return Path(shutil.copytree(FIXTURE, tmp_path / "ws"))
+
+
+def _put(manifest: Manifest, root: Path, rels: list[str]) -> None:
+    s = Settings()
+    recs, graphs = [], {}
+    for rel in rels:
+        language = language_of(rel)
+        assert language is not None
+        p = prepare_file(str(root), FileJob(rel, language), s.indexing, s.max_file_bytes)
+        recs.append(FileRecord(rel, p.digest, p.size, p.mtime_ns, language, LEXICAL, [], []))
+        graphs[rel] = p.graph
+    manifest.put_many(recs, graphs)
+
+
+def _all(root: Path) -> list[str]:
+    return sorted(p.relative_to(root).as_posix() for p in root.rglob("*") if p.is_file() and language_of(p.name))
+
+
+def _rows(db: Path, table: str, path: str) -> int:
+    with sqlite3.connect(db) as c:
+        (n,) = c.execute(
+            f"SELECT COUNT(*) FROM {table} t JOIN graph_files f ON f.id = t.file WHERE f.path = ?",
+            (path,),
+        ).fetchone()
+    return int(n)
+
+
+def _refs(db: Path, symbol: str, path: str | None = None) -> set[tuple[str, int, str | None, str]]:
+    return {(loc.path, loc.line, loc.symbol, loc.kind) for loc in references_of(db, symbol, path)}
+
+
+def test_rows_follow_each_file_and_answer_references(ws: Path, tmp_path: Path) -> None:
+    db = tmp_path / "manifest.sqlite"
+    manifest = Manifest(db)
+    _put(manifest, ws, _all(ws))
+    assert _refs(db, "tax_rate") == {
+        ("shop/cart.py", 3, None, "import"),
+        ("shop/cart.py", 14, "Cart.total", "call"),
+    }
+    assert _refs(db, "Cart.total") == {("shop/checkout.py", 11, "checkout", "call")}
+    # An ambiguous name: each use resolves to the definition its file imports, or its own.
+    assert _refs(db, "render", "shop/pricing.py") == {
+        ("shop/checkout.py", 4, None, "import"),
+        ("shop/checkout.py", 11, "checkout", "call"),
+    }
+    assert _refs(db, "render", "admin/report.py") == {("admin/report.py", 9, "report", "call")}
+    assert _refs(db, "render", "tools/fmt.py") == set()
+
+    # A saved file replaces its own rows only.
+    others = {p: _rows(db, "graph_refs", p) for p in ("shop/cart.py", "admin/report.py")}
+    (ws / "shop" / "checkout.py").write_text(
+        "from shop.cart import Cart\n\n\ndef checkout(prices: list[float]) -> float:\n    return Cart().total()\n"
+    )
+    _put(manifest, ws, ["shop/checkout.py"])
+    assert _refs(db, "render", "shop/pricing.py") == set()
+    assert _refs(db, "Cart.total") == {("shop/checkout.py", 5, "checkout", "call")}
+    assert {p: _rows(db, "graph_refs", p) for p in others} == others
+
+    # A file with uses and no definition or import (a script) is rows of one table only.
+    (ws / "run_all.py").write_text("checkout([1.0])\nreport()\n")
+    _put(manifest, ws, ["run_all.py"])
+    assert ("run_all.py", 2, None, "call") in _refs(db, "report")
+
+    # A removed file takes its rows with it; its definitions no longer resolve anything.
+    manifest.remove(["shop/pricing.py"])
+    assert _rows(db, "graph_defs", "shop/pricing.py") == 0
+    assert _refs(db, "tax_rate") == {("shop/cart.py", 3, None, "import"), ("shop/cart.py", 14, "Cart.total", "call")}
+    with GraphReader(db) as reader:
+        assert not reader.has_file("shop/pricing.py")
+        assert reader.definitions("tax_rate") == []
+    manifest.clear()
+    with GraphReader(db) as reader:
+        assert reader.files() == []
+    manifest.close()
+
+
+def test_related_lists_candidates_callers_callees_and_imports(ws: Path, tmp_path: Path) -> None:
+    db = tmp_path / "manifest.sqlite"
+    manifest = Manifest(db)
+    _put(manifest, ws, _all(ws))
+    manifest.close()
+    with GraphReader(db) as reader:
+        g = Graph(reader, PathIndex(reader.files()))
+        seen_from_checkout = g.related("render", "shop/checkout.py", 10)
+        assert [d.path for d in seen_from_checkout.definition] == ["shop/pricing.py", "admin/report.py", "tools/fmt.py"]
+        assert [(c.path, c.symbol) for c in seen_from_checkout.callers] == [("shop/checkout.py", "checkout")]
+        seen_from_admin = g.related("render", "admin/report.py", 10)
+        assert seen_from_admin.definition[0].path == "admin/report.py"
+        assert any("3 definitions" in w for w in seen_from_admin.warnings)
+
+        checkout = g.related("checkout", None, 10)
+        assert {(c.symbol, c.path) for c in checkout.callees} == {
+            ("Cart", "shop/cart.py"),
+            ("Cart.add", "shop/cart.py"),
+            ("Cart.total", "shop/cart.py"),
+            ("render", "shop/pricing.py"),
+        }
+        assert {i.path for i in checkout.imports} == {"shop/cart.py", "shop/pricing.py"}
+
+        pricing = g.related(None, "shop/pricing.py", 10)
+        assert [d.symbol for d in pricing.definition] == ["tax_rate", "render"]
+        assert {(c.path, c.symbol) for c in pricing.callers} == {
+            ("shop/cart.py", "Cart.total"),
+            ("shop/checkout.py", "checkout"),
+        }
+        assert {(i.path, i.line) for i in pricing.imported_by} == {("shop/cart.py", 3), ("shop/checkout.py", 4)}
+
+        go = g.related("HaversineKm", None, 10)
+        assert [(i.path, i.symbol) for i in go.imported_by] == [
+            ("services/api/handler.go", "example.com/shop/services/geo")
+        ]
+        c = g.related("ring_push", None, 10)
+        assert [d.path for d in c.definition] == ["native/c/ring_buffer.c"]  # the prototype is no definition
+        assert [(x.path, x.symbol) for x in c.callers] == [("native/c/main.c", "main")]
+
+
+def test_path_index_resolves_modules_packages_and_folders() -> None:
+    paths = PathIndex(
+        [
+            "shop/__init__.py",
+            "shop/cart.py",
+            "services/geo/distance.go",
+            "services/geo/point.go",
+            "src/main/java/com/acme/util/Clock.java",
+            "lib/path.py",
+        ]
+    )
+    assert paths.resolve("shop/cart") == ["shop/cart.py"]
+    assert paths.resolve("shop") == ["shop/__init__.py"]  # a package is its __init__
+    assert sorted(paths.resolve("example.com/shop/services/geo")) == [
+        "services/geo/distance.go",
+        "services/geo/point.go",
+    ]
+    assert paths.resolve("com/acme/util/clock") == ["src/main/java/com/acme/util/Clock.java"]
+    assert paths.resolve("com/acme/util/clock/now") == ["src/main/java/com/acme/util/Clock.java"]  # a member
+    assert paths.resolve("os/path") == []  # a dependency's module is no local file of the same name
+    assert paths.resolve("path") == ["lib/path.py"]
+    assert paths.resolve("") == []
