@@ -12,7 +12,7 @@ import pytest
 
 from ragls.evaluation.issues import (
     FIND_FILES,
-    NO_GRAPH,
+    WITH_GRAPH,
     IssueQuestion,
     IssueRepo,
     IssueRepoResult,
@@ -169,7 +169,7 @@ def test_run_repo_scores_find_files_and_both_baselines(tmp_path: Path) -> None:
     result = run_repo(repo, [*asked, stale], mirrors, settings, tmp_path / "w", quiet=True)
     assert result.skipped is None and result.questions == 2, result
     assert result.dropped == [f"r#9: the message of {shas['mail'][:10]} does not say it fixes #9"]
-    assert set(result.rows) == {FIND_FILES, NO_GRAPH, DEFAULT, BM25_WINDOWS, BM25_FUNCTIONS}
+    assert set(result.rows) == {FIND_FILES, WITH_GRAPH, DEFAULT, BM25_WINDOWS, BM25_FUNCTIONS}
     for row in result.rows.values():
         assert row["questions"] == 2.0
         assert row["acc_at_1"] <= row["acc_at_3"] <= row["acc_at_5"] <= row["acc_at_10"] <= 1.0

@@ -162,3 +162,18 @@ def test_path_index_resolves_modules_packages_and_folders() -> None:
     assert paths.resolve("os/path") == []  # a dependency's module is no local file of the same name
     assert paths.resolve("path") == ["lib/path.py"]
     assert paths.resolve("") == []
+
+
+def test_tables_of_another_layout_are_made_afresh(ws: Path, tmp_path: Path) -> None:
+    """A manifest whose graph tables have another layout (an older GRAPH_FORMAT) opens: the
+    tables are made again, and the rows written then answer."""
+    db = tmp_path / "manifest.sqlite"
+    with sqlite3.connect(db) as c:
+        c.execute("CREATE TABLE graph_files (id INTEGER PRIMARY KEY, path TEXT)")
+        c.execute("CREATE TABLE graph_defs (file INTEGER, name TEXT)")
+    manifest = Manifest(db)
+    _put(manifest, ws, _all(ws))
+    assert ("shop/cart.py", 14, "Cart.total", "call") in _refs(db, "tax_rate")
+    manifest.close()
+    Manifest(db).close()  # today's layout is kept as it is
+    assert _rows(db, "graph_defs", "shop/pricing.py") > 0

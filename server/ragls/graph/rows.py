@@ -36,8 +36,26 @@ CREATE TABLE IF NOT EXISTS graph_imports (
 _RANGES = {"graph_defs": "defs", "graph_refs": "refs", "graph_imports": "imports"}
 
 
+def _columns_of(db: sqlite3.Connection, table: str) -> list[str]:
+    return [row[1] for row in db.execute(f"PRAGMA table_info({table})")]
+
+
 def create(db: sqlite3.Connection) -> None:
+    """The tables, made afresh when a manifest holds them in another layout (a GRAPH_FORMAT
+    that changed them: that format's files are all prepared again anyway, index/apply.py)."""
+    expected = {table: _columns_of_schema(table) for table in ("graph_files", *_RANGES)}
+    if any((found := _columns_of(db, t)) and found != cols for t, cols in expected.items()):
+        db.executescript("".join(f"DROP TABLE IF EXISTS {t};" for t in expected))
     db.executescript(SCHEMA)
+
+
+def _columns_of_schema(table: str) -> list[str]:
+    probe = sqlite3.connect(":memory:")
+    try:
+        probe.executescript(SCHEMA)
+        return _columns_of(probe, table)
+    finally:
+        probe.close()
 
 
 def _forget(db: sqlite3.Connection, paths: list[str]) -> None:
