@@ -28,6 +28,8 @@ from ragls.config import RetrievalSettings
 from ragls.protocol import (
     DocumentParams,
     Empty,
+    FeedbackParams,
+    FeedbackResult,
     NoParams,
     OwnerHello,
     ReferencesParams,
@@ -98,6 +100,16 @@ METHODS: dict[str, Method] = {
         CLOSE_DOCUMENT,
     )
 }
+
+
+# Answered by the workspace of the process a client talks to, never by a folder's index: the
+# `resultId` a rating names was given out, and its answer remembered, by that process (the LSP
+# server, `ragls mcp`), so the owner socket does not serve these (docs/feedback.md).
+FEEDBACK = Method(
+    "rag/feedback", FeedbackParams, FeedbackResult, "store a rating of an answer (docs/feedback.md)", timeout=30.0
+)
+
+WORKSPACE_METHODS: dict[str, Method] = {FEEDBACK.name: FEEDBACK}
 
 
 class IndexApi(ABC):

@@ -158,6 +158,13 @@ class IndexingSettings(_Model):
     """overlap of text windows (at most half of `windowLines`)"""
 
 
+class FeedbackSettings(_Model):
+    # Sensitive: whether ratings are written (and where they are read from) is the user's choice,
+    # never a repository's (docs/feedback.md).
+    enabled: bool = Field(default=True, json_schema_extra=_SENSITIVE)
+    """keep the ratings of answers (`rag/feedback`, the MCP `feedback` tool) in a private file per folder under `$XDG_STATE_HOME/ragls/feedback` (docs/feedback.md); `false` stores nothing and answers carry no `resultId`"""
+
+
 class Settings(_Model):
     include: list[str] = Field(default_factory=list, max_length=1000)
     """gitignore-style globs; when non-empty, only matching files are indexed"""
@@ -178,6 +185,7 @@ class Settings(_Model):
     qdrant: QdrantSettings = Field(default_factory=QdrantSettings)
     retrieval: RetrievalSettings = Field(default_factory=RetrievalSettings)
     indexing: IndexingSettings = Field(default_factory=IndexingSettings)
+    feedback: FeedbackSettings = Field(default_factory=FeedbackSettings)
 
 
 class SettingsError(ValueError):

@@ -82,6 +82,10 @@ class RetrieveResultOut(_Wire):
     error: str | None = None
     # "Degraded": results came, but from less than the full search (e.g. lexical only).
     warnings: list[str] = Field(default_factory=list)
+    # The answer's id for `rag/feedback` (protocol 6): given by the process that answered the
+    # client, remembered there for its last 200 answers; None when rating is off
+    # (`feedback.enabled`) or there was no folder to search.
+    result_id: str | None = None
 
 
 class ReindexParams(_Wire):
@@ -357,3 +361,35 @@ class RepoMapResult(_Wire):
     tokens: int  # of `text`, estimated as characters / 4
     warnings: list[str] = Field(default_factory=list)
     error: str | None = None
+
+
+# -- feedback (ragls.feedback): rag/feedback, the MCP `feedback` tool ---------------------------
+
+
+class FeedbackLocation(_Wire):
+    """A place in the code the user (or agent) says was the right answer."""
+
+    # Workspace-relative ('folder/path' with several folders, as in graph requests), or an
+    # absolute path or file:// URI inside a workspace folder.
+    path: str = Field(min_length=1, max_length=4000)
+    line: int = Field(ge=1)  # 1-based
+
+
+class FeedbackParams(_Wire):
+    """`rag/feedback`: a rating of one answer (`resultId` of a `rag/retrieve` or `rag/findSymbol`
+    result of this server process)."""
+
+    result_id: str = Field(min_length=1, max_length=100)
+    rating: Literal["up", "down"]
+    relevant: list[FeedbackLocation] | None = Field(default=None, max_length=50)
+    comment: str | None = Field(default=None, max_length=4000)
+    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="ignore")
+
+
+class FeedbackResult(_Wire):
+    """`rag/feedback`: whether the rating was stored, and in which folders' files."""
+
+    stored: bool
+    folders: list[str] = Field(default_factory=list)
+    # Why nothing (or less) was stored: rating off (`feedback.enabled`), the state folder unusable.
+    message: str | None = None

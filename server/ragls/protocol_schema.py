@@ -21,6 +21,8 @@ from ragls import PROTOCOL_VERSION
 from ragls.api import METHODS
 from ragls.protocol import (
     Empty,
+    FeedbackParams,
+    FeedbackResult,
     IndexStatus,
     NoParams,
     ReferencesParams,
@@ -53,6 +55,7 @@ _LSP: dict[str, tuple[str, type[BaseModel] | dict[str, Any], type[BaseModel] | d
     "rag/references": ("request", ReferencesParams, ReferencesResult),
     "rag/related": ("request", RelatedParams, RelatedResult),
     "rag/repoMap": ("request", RepoMapParams, RepoMapResult),
+    "rag/feedback": ("request", FeedbackParams, FeedbackResult),
     "rag/statusChanged": ("notification", IndexStatus, None),
 }
 # between ragls processes on one folder (docs/protocol.md, "Owner socket"); internal: the index

@@ -100,6 +100,7 @@ async def test_mcp_tools_over_stdio(workspace: Path, tmp_path: Path) -> None:
             "repo_map",
             "index_status",
             "reindex",
+            "feedback",
         }
         for t in tools.values():
             assert t.description and len(t.description) > 80 and t.input_schema["type"] == "object"
@@ -112,7 +113,7 @@ async def test_mcp_tools_over_stdio(workspace: Path, tmp_path: Path) -> None:
         res = await call(s, "search_code", {"query": QUERY, "top_k": 3}, progress_callback=on_progress)
         assert not res.is_error, text_of(res)
         out = res.structured_content
-        assert out is not None and set(out) == {"chunks", "context", "warnings"}
+        assert out is not None and set(out) == {"chunks", "context", "warnings", "result_id"}
         # Embeddings may still be computing (ranking by keywords first), so only the file is sure.
         assert "billing/invoice.py" in [c["path"] for c in out["chunks"]], out["chunks"]
         assert progress and all(t and 0 <= p <= t for p, t, _ in progress), progress
@@ -309,7 +310,7 @@ async def test_find_files_ranks_by_code_and_git_history(workspace: Path, tmp_pat
         res = await call(s, "find_files", {"change": CHANGE, "top_k": 3})
         assert not res.is_error, text_of(res)
         out = res.structured_content
-        assert out is not None and set(out) == {"files", "warnings"} and out["warnings"] == []
+        assert out is not None and set(out) == {"files", "warnings", "result_id"} and out["warnings"] == []
         paths = [f["path"] for f in out["files"]]
         assert paths[0] == "services/RateLimiter.java" and len(paths) == len(set(paths)) <= 3, paths
         first = out["files"][0]

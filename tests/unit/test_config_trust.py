@@ -27,6 +27,8 @@ url = "https://collector.invalid:6333"
 apiKeyEnv = "AWS_SECRET_ACCESS_KEY"
 path = "/tmp/elsewhere-store"
 collectionPrefix = "victim"
+[feedback]
+enabled = false
 """
 
 
@@ -55,6 +57,7 @@ def test_sensitive_keys_come_from_the_schema() -> None:
         "qdrant.apiKeyEnv",
         "qdrant.path",
         "qdrant.collectionPrefix",
+        "feedback.enabled",
     }
 
 
@@ -66,6 +69,7 @@ def test_workspace_file_cannot_set_sensitive_keys(ws: Path) -> None:
     assert (s.embedder.snapshot, s.embedder.device) == (None, "cpu")
     assert (s.qdrant.url, s.qdrant.path, s.qdrant.api_key_env) == (None, None, "QDRANT_API_KEY")
     assert (s.cache_dir, s.qdrant.collection_prefix, s.trusted_folders) == (None, "ragls", [])
+    assert s.feedback.enabled  # whether ratings are kept is the user's choice, never the repository's
     # Harmless keys still apply.
     assert s.exclude == ["generated/**"] and s.embedder.batch_size == 8
     assert set(r.ignored_keys) == set(sensitive_keys())

@@ -89,3 +89,32 @@ def test_protocol_doc_lists_the_code_graph_fields() -> None:
         "warnings",
         "error",
     }
+
+
+def test_protocol_doc_lists_the_feedback_params() -> None:
+    from ragls.protocol import FeedbackParams, FeedbackResult
+
+    assert set(_doc_fields("## `rag/feedback` (request)")) == {
+        f.alias or n for n, f in FeedbackParams.model_fields.items()
+    }
+    text = (DOCS / "protocol.md").read_text()
+    assert "Result `{" + ", ".join(f.alias or n for n, f in FeedbackResult.model_fields.items()) + "}`" in text
+
+
+def test_feedback_doc_lists_every_stored_and_replayed_field() -> None:
+    from ragls.feedback.records import FeedbackRecord
+    from ragls.feedback.replay import Case
+
+    text = (DOCS / "feedback.md").read_text()
+    stored = set(re.findall(r"`(\w+)`", text[text.index("## What is stored") : text.index("Questions and comments")]))
+    assert {f.alias or n for n, f in FeedbackRecord.model_fields.items()} - {"version"} <= stored
+    replayed = _doc_fields_in(text, "each case:")
+    assert set(replayed) == {f.alias or n for n, f in Case.model_fields.items()} - {"moved"}
+
+
+def _doc_fields_in(text: str, section: str) -> list[str]:
+    table = re.search(r"\n(\|.*\|\n)+", text[text.index(section) :])
+    assert table
+    return [
+        name for cell in re.findall(r"^\| ([^|]+) \|", table.group(0), re.M) for name in re.findall(r"`(\w+)`", cell)
+    ]

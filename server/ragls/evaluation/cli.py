@@ -73,6 +73,12 @@ def add_eval_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[ty
     p.add_argument(
         "--dump-features", type=Path, metavar="DIR", help="write each set's ranker training rows there (ranker_data.py)"
     )
+    p.add_argument(
+        "--feedback",
+        metavar="PATH",
+        help="instead: replay the questions rated about this folder against its index today (docs/feedback.md)",
+    )
+    p.add_argument("--json", action="store_true", help="with --feedback: print the replay as JSON")
     p.add_argument("-q", "--quiet", action="store_true")
     p.set_defaults(func=cmd_eval)
 
@@ -166,6 +172,10 @@ def _table(rows: dict[str, dict[str, float]]) -> str:
 
 
 def cmd_eval(a: argparse.Namespace) -> int:
+    if a.feedback:
+        from ragls.feedback.replay import cmd_eval_feedback
+
+        return cmd_eval_feedback(a)
     paths = [Path(g) for g in a.golden]
     if a.all:
         manifest = a.dir / "manifest.json"

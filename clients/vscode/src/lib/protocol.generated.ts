@@ -4,7 +4,7 @@
 // field; an older one lacks those added after it (docs/protocol.md, "Versions").
 
 /** The rag/* protocol version these types were generated from. */
-export const GENERATED_PROTOCOL_VERSION = 5;
+export const GENERATED_PROTOCOL_VERSION = 6;
 
 export interface CacheInfo {
   hits: number;
@@ -36,6 +36,27 @@ export interface ErrorOut {
   path: string;
   message: string;
   time: string;
+}
+
+/** A place in the code the user (or agent) says was the right answer. */
+export interface FeedbackLocation {
+  path: string;
+  line: number;
+}
+
+/** `rag/feedback`: a rating of one answer (`resultId` of a `rag/retrieve` or `rag/findSymbol` result of this server process). */
+export interface FeedbackParams {
+  resultId: string;
+  rating: 'up' | 'down';
+  relevant?: FeedbackLocation[] | null;
+  comment?: string | null;
+}
+
+/** `rag/feedback`: whether the rating was stored, and in which folders' files. */
+export interface FeedbackResult {
+  stored: boolean;
+  folders: string[];
+  message: string | null;
 }
 
 /** One workspace folder in `IndexStatus.folders`: its own counters, or zeros and `nestedIn` when another open folder contains (and indexes) it. */
@@ -196,6 +217,7 @@ export interface RetrieveResultOut {
   tookMs: number;
   error: string | null;
   warnings: string[];
+  resultId: string | null;
 }
 
 /** The `embedder.snapshot` this index takes vectors from: `vectors` in the file, `reused` of them taken by this index instead of embedding. */
@@ -233,6 +255,7 @@ export interface RagRequests {
   'rag/references': { params: ReferencesParams; result: ReferencesResult };
   'rag/related': { params: RelatedParams; result: RelatedResult };
   'rag/repoMap': { params: RepoMapParams; result: RepoMapResult };
+  'rag/feedback': { params: FeedbackParams; result: FeedbackResult };
 }
 
 /** Each rag/* notification of the LSP (server -> client): its params. */

@@ -52,7 +52,7 @@ describe('embedding provider down', { skip: available ? false : `ragls not found
   });
 
   test('initialize reports protocol version 5', () => {
-    assert.deepEqual(init.capabilities.experimental, { ragls: { protocolVersion: 5 } });
+    assert.deepEqual(init.capabilities.experimental, { ragls: { protocolVersion: 6 } });
   });
 
   test('rag/retrieve answers lexically with a warning, not an error', async () => {

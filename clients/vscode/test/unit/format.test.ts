@@ -99,7 +99,7 @@ test('copy summary counts blocks and files', () => {
 });
 
 test('degraded results (protocol 2 warnings, or a protocol-1 error with chunks) are a note, not a failure', () => {
-  const base = { context: '<rag_context>…</rag_context>', chunks: [chunk], tookMs: 3 };
+  const base = { context: '<rag_context>…</rag_context>', chunks: [chunk], tookMs: 3, resultId: null };
   assert.equal(degradedNote({ ...base, error: null, warnings: [] }), undefined);
   assert.equal(retrievalFailure({ ...base, error: null, warnings: [] }), undefined);
   const v2 = { ...base, error: null, warnings: ['dense search unavailable (HTTP 500); results are lexical only'] };
@@ -109,7 +109,7 @@ test('degraded results (protocol 2 warnings, or a protocol-1 error with chunks) 
   const v1 = { ...base, error: 'dense search unavailable; results are lexical only' } as RetrieveResult;
   assert.match(degradedNote(v1) ?? '', /lexical only/);
   assert.equal(retrievalFailure(v1), undefined, 'an old server that still returned results did not fail');
-  const failed = { context: '', chunks: [], tookMs: 0, error: 'retrieval failed: store down', warnings: [] };
+  const failed = { context: '', chunks: [], tookMs: 0, error: 'retrieval failed: store down', warnings: [], resultId: null };
   assert.equal(retrievalFailure(failed), 'retrieval failed: store down');
   assert.equal(degradedNote(failed), undefined);
 });

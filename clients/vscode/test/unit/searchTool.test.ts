@@ -51,7 +51,7 @@ test('tool input -> rag/retrieve params, with errors a model can act on', () => 
 
 test('tool result text: the context, or why there is none', () => {
   const params = { query: 'q' };
-  const empty: RetrieveResult = { context: '', chunks: [], tookMs: 1, error: null, warnings: [] };
+  const empty: RetrieveResult = { context: '', chunks: [], tookMs: 1, error: null, warnings: [], resultId: null };
   assert.equal(searchToolText({ ...empty, context: '<rag_context>\nx\n</rag_context>' }, params), '<rag_context>\nx\n</rag_context>');
   assert.match(searchToolText({ ...empty, error: 'store down' }, params), /could not search the index: store down/);
   assert.match(searchToolText(empty, { query: 'q', paths: ['src/**'] }), /No indexed code matches "q" within paths src\/\*\*/);

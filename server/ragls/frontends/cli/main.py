@@ -1,4 +1,5 @@
-"""Command line: `ragls` (LSP over stdio) | mcp | index | search | status | check | clear | schema | eval.
+"""Command line: `ragls` (LSP over stdio) | mcp | index | search | status | check | clear | feedback | schema |
+eval.
 
 `index`, `search` and `mcp` take a workspace of one or several folders and go through the same
 workspace object as the language server (workspace_index.py)."""
@@ -387,6 +388,12 @@ def cmd_snapshot_import(a: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_feedback(a: argparse.Namespace) -> int:
+    from ragls.feedback.replay import cmd_feedback as run
+
+    return run(a)
+
+
 def cmd_schema(a: argparse.Namespace) -> int:
     from ragls.config import flat_schema, sensitive_keys, settings_schema
 
@@ -478,6 +485,16 @@ def main(argv: list[str] | None = None) -> int:
     q.add_argument("file", help="a snapshot file (or an http(s) URL)")
     q.add_argument("path", nargs="?", default=".", help="the folder whose settings choose the cache (default: .)")
     q.set_defaults(func=cmd_snapshot_import)
+    p = sub.add_parser(
+        "feedback",
+        help="list (or erase) the ratings given to answers about a folder (docs/feedback.md)",
+        description="The ratings of answers about a folder (rag/feedback, the MCP feedback tool), kept "
+        "privately under $XDG_STATE_HOME/ragls/feedback. Replay them with: ragls eval --feedback PATH.",
+    )
+    p.add_argument("path", metavar="PATH")
+    p.add_argument("--json", action="store_true", help="print the stored records as JSON")
+    p.add_argument("--clear", action="store_true", help="erase the folder's ratings")
+    p.set_defaults(func=cmd_feedback)
     p = sub.add_parser("schema", help="print the JSON Schema of the settings (the single source of every client)")
     p.add_argument("--sensitive", action="store_true", help="list only the trust-sensitive keys, one per line")
     p.add_argument("--flat", action="store_true", help="one entry per dotted key (retrieval.topK), as clients use it")

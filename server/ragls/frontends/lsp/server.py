@@ -410,6 +410,20 @@ async def rag_repo_map(ls: RaglsServer, params: Any) -> dict[str, Any]:
     return await graph_request("rag/repoMap", params, ls.index.repo_map)
 
 
+@server.feature("rag/feedback")
+async def rag_feedback(ls: RaglsServer, params: Any) -> dict[str, Any]:
+    """A rating of one of this server's answers, stored privately (docs/feedback.md)."""
+    await modules_loaded("ragls.protocol", "ragls.api")
+    from ragls.api import FEEDBACK, InvalidParams
+
+    p = parse(FEEDBACK, params)
+    try:
+        out = await ls.index.feedback(p)
+    except InvalidParams as exc:
+        raise JsonRpcInvalidParams(str(exc)) from exc
+    return out.model_dump(by_alias=True)
+
+
 def parse(method: Any, params: Any) -> Any:
     """A handler's params as the method table's model (api.py); InvalidParams naming the field."""
     from ragls.api import InvalidParams, parse_params

@@ -47,6 +47,7 @@ from ragls.frontends.mcp.tools import (
     INSTRUCTIONS,
     TOOLS,
     CodeResult,
+    FeedbackArgs,
     FilesResult,
     FindFilesArgs,
     FindReferencesArgs,
@@ -60,6 +61,8 @@ from ragls.frontends.mcp.tools import (
     ToolArgs,
 )
 from ragls.protocol import (
+    FeedbackLocation,
+    FeedbackParams,
     IndexStatus,
     ReferencesParams,
     RelatedParams,
@@ -76,6 +79,11 @@ FIRST_INDEX_WAIT = 60.0  # a search during the first lexical pass waits this lon
 REINDEX_WAIT = 120.0  # reindex reports progress until the run ends, or this long
 _POLL = 0.5
 _FAILED = ("index is not", "retrieval failed", "symbol lookup")  # an error that means no search ran
+
+
+def _rate_line(result_id: str | None) -> str:
+    """The answer's id in the text too: many agents read only the text of a result."""
+    return f"\n(result_id {result_id}: rate this answer with the feedback tool)" if result_id else ""
 
 
 def _root_from_uri(uri: str) -> Path | None:
@@ -177,6 +185,7 @@ class RaglsMcp:
             "repo_map": (RepoMapArgs, self.repo_map),
             "index_status": (NoArgs, self.index_status),
             "reindex": (ReindexArgs, self.reindex),
+            "feedback": (FeedbackArgs, self.feedback),
         }
         entry = handlers.get(params.name)
         if entry is None:
@@ -249,9 +258,11 @@ class RaglsMcp:
         if res.error and not res.chunks and res.error.startswith(_FAILED):
             return tool_error(f"Search failed: {res.error}. Call index_status for details.")
         warnings = [*([res.error] if res.error else []), *res.warnings, *status_warnings(st)]
-        out = FilesResult(files=files_of(res.chunks, a.top_k, self.index.folders.multi), warnings=warnings)
+        out = FilesResult(
+            files=files_of(res.chunks, a.top_k, self.index.folders.multi), warnings=warnings, result_id=res.result_id
+        )
         return types.CallToolResult(
-            content=[types.TextContent(type="text", text=files_text(a.change, out))],
+            content=[types.TextContent(type="text", text=files_text(a.change, out) + _rate_line(res.result_id))],
             structured_content=out.model_dump(by_alias=True),
         )
 
@@ -307,12 +318,27 @@ class RaglsMcp:
         warnings = [*res.warnings, *status_warnings(st)]  # degraded results (e.g. keyword-only) first
         if res.error:
             warnings.insert(0, res.error)  # could not run (e.g. not ready)
-        out = CodeResult(chunks=res.chunks, context=res.context, warnings=warnings)
-        text = result_text(kind, subject, out, self.index.folders.multi)
+        out = CodeResult(chunks=res.chunks, context=res.context, warnings=warnings, result_id=res.result_id)
+        text = result_text(kind, subject, out, self.index.folders.multi) + _rate_line(res.result_id)
         return types.CallToolResult(
             content=[types.TextContent(type="text", text=text)],
             structured_content=out.model_dump(by_alias=True),
         )
+
+    async def feedback(self, _ctx: ServerRequestContext[Any], a: FeedbackArgs) -> types.CallToolResult:
+        """rag/feedback's contract: the rating of an answer this session got (docs/feedback.md)."""
+        ws = await self._ready()
+        relevant = [FeedbackLocation(path=r.path, line=r.line) for r in a.relevant] if a.relevant else None
+        res = await ws.feedback(
+            FeedbackParams(result_id=a.result_id, rating=a.rating, relevant=relevant, comment=a.comment)
+        )
+        if res.stored:
+            text = f"Rating stored for {', '.join(label(f) for f in res.folders)}."
+        else:
+            text = f"Rating not stored: {label(res.message or 'unknown reason')}."
+        if res.stored and res.message:
+            text += f" Warning: {label(res.message)}"
+        return self._graph_result(text, res)
 
     async def index_status(self, _ctx: ServerRequestContext[Any], _a: NoArgs) -> types.CallToolResult:
         ws = await self._ready()

@@ -94,7 +94,7 @@ class DegradedServerTest {
             IndexStatus now = session.indexStatus();
             assertNotNull(now.display(), "the server sends what to show");
             assertNotEquals(StatusDisplay.OK, now.display().health(), now.display().toString());
-            assertEquals(5, st.protocolVersion());
+            assertEquals(6, st.protocolVersion());
         } finally {
             if (client != null) {
                 client.shutdown(Duration.ofSeconds(15));

@@ -211,7 +211,7 @@ class RealServerTest {
         assertEquals(ready.filesTotal(), ready.filesIndexed() + ready.filesFailed(), "indexed + failed == total when ready");
         assertTrue(ready.chunks() > 0, "chunks");
         assertFalse(ready.version().isEmpty(), "version");
-        assertEquals(5, ready.protocolVersion(), "protocol version");
+        assertEquals(6, ready.protocolVersion(), "protocol version");
         assertTrue(model.text().startsWith(StatusText.READY + " "), model.text());
         // the widget shows the server's display, as it is
         assertNotNull(ready.display(), "rag/indexStatus carries display");
