@@ -177,3 +177,26 @@ def test_tables_of_another_layout_are_made_afresh(ws: Path, tmp_path: Path) -> N
     manifest.close()
     Manifest(db).close()  # today's layout is kept as it is
     assert _rows(db, "graph_defs", "shop/pricing.py") > 0
+
+
+def test_a_member_reached_from_far_away_through_an_object_is_another_types(tmp_path: Path) -> None:
+    """`x.create()` in a file that neither is, imports nor sits beside `Ky.create`'s file, and
+    whose object is not named `Ky`, is some other type's `create` (`Object.create`): no use of
+    it. Through the type's name, from an importing file, or from a file beside it, it is."""
+    root = tmp_path / "ws"
+    (root / "lib").mkdir(parents=True)
+    (root / "app").mkdir()
+    (root / "lib" / "ky.ts").write_text("export class Ky {\n  static create(x: number): Ky {\n    return new Ky();\n  }\n}\n")
+    (root / "lib" / "retry.ts").write_text("export function retry(k: any) {\n  return k.create(2);\n}\n")
+    (root / "app" / "main.ts").write_text(
+        "import { Ky } from '../lib/ky';\n\nexport function main(k: any) {\n  Ky.create(1);\n  return k.create(3);\n}\n"
+    )
+    (root / "app" / "other.ts").write_text(
+        "export function other(o: any) {\n  const a = Object.create(null);\n  return o.create(a);\n}\n"
+    )
+    db = tmp_path / "manifest.sqlite"
+    manifest = Manifest(db)
+    _put(manifest, root, _all(root))
+    found = {(p, line) for p, line, _, _ in _refs(db, "Ky.create", "lib/ky.ts")}
+    assert found == {("app/main.ts", 4), ("app/main.ts", 5), ("lib/retry.ts", 2)}, found
+    manifest.close()

@@ -155,14 +155,20 @@ class Resolver:
 
     def best(self, candidates: list[Definition], from_path: str, qualifier: str = "") -> list[Definition]:
         """What a use in `from_path` resolves to: the candidates of the best rank (several when
-        the name stays ambiguous there). `candidates`: every definition of one name (the same
-        list for a name throughout a question)."""
-        if len(candidates) <= 1:
+        the name stays ambiguous there; none for a member reached through an object from a file
+        that neither is, imports nor sits beside the member's file and does not name its type:
+        `x.create()` far from `Ky.create` is mostly another type's `create`, a builtin's or a
+        dependency's, which no project file defines). `candidates`: every definition of one
+        name (the same list for a name throughout a question)."""
+        if not candidates:
             return candidates
-        key = (candidates[0].name, from_path, _qualifier_word(qualifier))
+        word = _qualifier_word(qualifier)
+        key = (candidates[0].name, from_path, word)
         found = self._best.get(key)
         if found is None:
             ranked = self.rank(candidates, from_path, qualifier)
-            top = ranked[0].key
+            if word:
+                ranked = [r for r in ranked if r.tier < ELSEWHERE or r.qualified or not r.definition.scope]
+            top = ranked[0].key if ranked else None
             found = self._best[key] = [r.definition for r in ranked if r.key == top]
         return found
