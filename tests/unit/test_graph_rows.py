@@ -186,7 +186,9 @@ def test_a_member_reached_from_far_away_through_an_object_is_another_types(tmp_p
     root = tmp_path / "ws"
     (root / "lib").mkdir(parents=True)
     (root / "app").mkdir()
-    (root / "lib" / "ky.ts").write_text("export class Ky {\n  static create(x: number): Ky {\n    return new Ky();\n  }\n}\n")
+    (root / "lib" / "ky.ts").write_text(
+        "export class Ky {\n  static create(x: number): Ky {\n    return new Ky();\n  }\n}\n"
+    )
     (root / "lib" / "retry.ts").write_text("export function retry(k: any) {\n  return k.create(2);\n}\n")
     (root / "app" / "main.ts").write_text(
         "import { Ky } from '../lib/ky';\n\nexport function main(k: any) {\n  Ky.create(1);\n  return k.create(3);\n}\n"
