@@ -4,12 +4,10 @@
     .venv/bin/python scripts/ranker/train.py DUMPS/dev/*.npz [--check DUMPS/held-out/*.npz] \
         [--out server/ragls/query/ranker.json]
 
-A pairwise logistic model (RankNet with a linear scorer): for every question, each candidate of a
-higher grade should outscore each of a lower one. Every question weighs the same within its
-language, and every language the same (the doc -> code metric is a mean over languages), so a
-project with many questions does not decide the model. Features are standardised for the fit and
-the scale folded back into the weights, so the shipped model scores raw rows. Full-batch Adam in
-numpy with an L2 penalty: a few seconds for a hundred thousand pairs on 2 cores.
+A pairwise logistic model (RankNet with a linear scorer, fit by ragls.query.ranker_fit): for
+every question, each candidate of a higher grade should outscore each of a lower one. Every
+question weighs the same within its language, and every language the same (the doc -> code
+metric is a mean over languages), so a project with many questions does not decide the model.
 
 Prints MRR@10 (first candidate of grade >= 1) of the fused order and of the model, per file and
 in all, for the training dumps and the `--check` ones."""
@@ -28,6 +26,7 @@ sys.path.insert(0, str(REPO / "server"))
 
 from ragls.query.features import FEATURES  # noqa: E402
 from ragls.query.ranker import LinearRanker  # noqa: E402
+from ragls.query.ranker_fit import fit  # noqa: E402
 
 MAX_NEGATIVES = 40
 SIZE_COST = 1.0  # pair weight per 1,000 characters of the worse candidate (set by --size-cost)  # per relevant candidate: the highest-ranked (fused) ones, the hard ones
@@ -102,24 +101,6 @@ def pairs(questions: list[dict[str, object]], size_cost: float) -> tuple[np.ndar
                 weight.append(w * (1.0 + size_cost * chars / 1000.0))
         offset += n
     return np.asarray(better), np.asarray(worse), np.asarray(weight, dtype=np.float64)
-
-
-def fit(x: np.ndarray, better: np.ndarray, worse: np.ndarray, weight: np.ndarray, l2: float, steps: int) -> np.ndarray:
-    mean, std = x.mean(axis=0), x.std(axis=0)
-    std[std == 0] = 1.0
-    z = (x - mean) / std
-    diff = z[better] - z[worse]
-    w = np.zeros(x.shape[1])
-    m, v = np.zeros_like(w), np.zeros_like(w)
-    lr, b1, b2 = 0.05, 0.9, 0.999
-    for t in range(1, steps + 1):
-        margin = diff @ w
-        p = 1.0 / (1.0 + np.exp(np.clip(margin, -50, 50)))  # d/dmargin of log(1 + e^-margin), negated
-        grad = -(diff * (weight * p)[:, None]).sum(axis=0) + 2 * l2 * w
-        m = b1 * m + (1 - b1) * grad
-        v = b2 * v + (1 - b2) * grad**2
-        w -= lr * (m / (1 - b1**t)) / (np.sqrt(v / (1 - b2**t)) + 1e-9)
-    return w / std  # raw-row weights (the mean only shifts every score of a question alike)
 
 
 def mrr(questions: list[dict[str, object]], score) -> dict[str, float]:  # type: ignore[no-untyped-def]

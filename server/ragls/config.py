@@ -163,6 +163,10 @@ class FeedbackSettings(_Model):
     # never a repository's (docs/feedback.md).
     enabled: bool = Field(default=True, json_schema_extra=_SENSITIVE)
     """keep the ratings of answers (`rag/feedback`, the MCP `feedback` tool) in a private file per folder under `$XDG_STATE_HOME/ragls/feedback` (docs/feedback.md); `false` stores nothing and answers carry no `resultId`"""
+    # Sensitive: a model file from the user's state folder changes every answer; only the user
+    # opts in, a repository's `.ragls.toml` cannot (docs/feedback.md).
+    tuned_ranker: bool = Field(default=False, json_schema_extra=_SENSITIVE)
+    """rank a folder's answers by the model `ragls feedback --tune` fitted on your own ratings of it, when one exists (docs/feedback.md); `false`: the default ranking"""
 
 
 class Settings(_Model):

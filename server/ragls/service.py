@@ -223,7 +223,20 @@ class LocalIndex(IndexApi):
         allowed = [path for path in self.indexer.state.paths() if spec.match_file(path)] if spec is not None else None
         rs = self.settings.retrieval
         top_k, max_chars = budget(p, rs)
-        return answer(self.index, rs, self.root, p.query, top_k, max_chars, allowed, p.languages, p.intent)
+        return answer(
+            self.index, rs, self.root, p.query, top_k, max_chars, allowed, p.languages, p.intent, self._tuned_ranker()
+        )
+
+    def _tuned_ranker(self) -> str | None:
+        """The folder's tuned model (`ragls feedback --tune`) when the user turned it on
+        (`feedback.tunedRanker`) and one exists; looked up per request, so a tuning or an erase
+        takes effect without a restart."""
+        if not self.settings.feedback.tuned_ranker:
+            return None
+        from ragls.feedback.store import tuned_file
+
+        path = tuned_file(self.root)
+        return str(path) if path.is_file() else None
 
     def _find_symbol(self, p: BaseModel, _source: str, wait: float = 30.0) -> RetrieveResultOut:
         """Definitions whose stored symbol is `name` or ends with `.name` (`Invoice.total`,

@@ -29,6 +29,7 @@ path = "/tmp/elsewhere-store"
 collectionPrefix = "victim"
 [feedback]
 enabled = false
+tunedRanker = true
 """
 
 
@@ -58,6 +59,7 @@ def test_sensitive_keys_come_from_the_schema() -> None:
         "qdrant.path",
         "qdrant.collectionPrefix",
         "feedback.enabled",
+        "feedback.tunedRanker",
     }
 
 
@@ -70,6 +72,7 @@ def test_workspace_file_cannot_set_sensitive_keys(ws: Path) -> None:
     assert (s.qdrant.url, s.qdrant.path, s.qdrant.api_key_env) == (None, None, "QDRANT_API_KEY")
     assert (s.cache_dir, s.qdrant.collection_prefix, s.trusted_folders) == (None, "ragls", [])
     assert s.feedback.enabled  # whether ratings are kept is the user's choice, never the repository's
+    assert not s.feedback.tuned_ranker  # so is ranking by a model fitted to them
     # Harmless keys still apply.
     assert s.exclude == ["generated/**"] and s.embedder.batch_size == 8
     assert set(r.ignored_keys) == set(sensitive_keys())

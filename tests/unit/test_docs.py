@@ -118,3 +118,13 @@ def _doc_fields_in(text: str, section: str) -> list[str]:
     return [
         name for cell in re.findall(r"^\| ([^|]+) \|", table.group(0), re.M) for name in re.findall(r"`(\w+)`", cell)
     ]
+
+
+def test_feedback_doc_lists_the_tuning_result() -> None:
+    from ragls.feedback.tuning import TuneResult
+
+    text = (DOCS / "feedback.md").read_text()
+    section = text[text.index("## Tuning from your ratings") : text.index("## Listing and replaying")]
+    listed = section[section.index("`--json` prints") :]
+    listed = listed[: listed.index("}")]
+    assert set(re.findall(r'"(\w+)"', listed)) == {f.alias or n for n, f in TuneResult.model_fields.items()}

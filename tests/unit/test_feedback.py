@@ -137,3 +137,16 @@ def test_never_inside_the_workspace(tmp_path: Path, monkeypatch: pytest.MonkeyPa
     with pytest.raises(store.FeedbackStoreError, match="inside the workspace"):
         store.save(tmp_path / "home", _record("1", []))
     assert not (tmp_path / "home").exists()
+
+
+def test_the_held_back_share_is_fixed_by_the_questions() -> None:
+    from ragls.feedback.tuning import HELD_BACK, held_back
+
+    questions = [f"where is step {i} of the import handled" for i in range(30)]
+    held = held_back(questions)
+    assert held == held_back(list(reversed(questions)))  # the order of the ratings does not matter
+    assert len(held) == round(HELD_BACK * len(questions))
+    # A question rated twice counts twice and is held back (or not) as one: the held-back cases
+    # never test what the fit saw.
+    twice = questions + questions[:10]
+    assert round(HELD_BACK * len(twice)) <= sum(q in held_back(twice) for q in twice) <= len(twice) // 2

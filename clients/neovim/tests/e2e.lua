@@ -140,7 +140,7 @@ local function main()
 
   local events = {}
   vim.api.nvim_create_autocmd('User', {
-    pattern = { 'RaglsSearchDone', 'RaglsContextDone', 'RaglsStatusShown', 'RaglsReindexDone' },
+    pattern = { 'RaglsSearchDone', 'RaglsContextDone', 'RaglsStatusShown', 'RaglsReindexDone', 'RaglsFeedbackDone' },
     callback = function(a)
       events[a.match] = (events[a.match] or 0) + 1
     end,
@@ -162,7 +162,7 @@ local function main()
       settings = { retrieval = { topK = 8 } },
       context = { register = 'r' },
     })
-    for _, c in ipairs({ 'RagSearch', 'RagContext', 'RagStatus', 'RagReindex' }) do
+    for _, c in ipairs({ 'RagSearch', 'RagContext', 'RagStatus', 'RagReindex', 'RagFeedback', 'RagMark' }) do
       check(vim.fn.exists(':' .. c) == 2, 'command %s missing', c)
     end
     local want = forced or (vim.fn.has('nvim-0.11') == 1 and 'config' or (vim.lsp.start and 'start' or 'start_client'))
@@ -511,6 +511,72 @@ local function main()
     check(vim.bo[sbuf].buftype == 'nofile', 'scratch buffer is not nofile')
     check(#util.get_clients({ bufnr = sbuf, name = 'ragls' }) == 0, 'ragls attached to the scratch buffer')
     vim.cmd('only')
+    vim.cmd('buffer ' .. buf)
+  end)
+
+  case('feedback: :RagFeedback rates the last answer, :RagMark marks the cursor line; the real server stores both', function()
+    need_ready()
+    local fb = require('ragls.feedback')
+    local function stored()
+      local out = vim.fn.system({ server, 'feedback', ws, '--json' })
+      check(vim.v.shell_error == 0, 'ragls feedback failed: %s', out)
+      return vim.fn.json_decode(out).ratings
+    end
+    local function feedback_cmd(cmd)
+      local before = events.RaglsFeedbackDone or 0
+      vim.cmd(cmd)
+      wait(15000, function()
+        return (events.RaglsFeedbackDone or 0) > before
+      end, cmd)
+    end
+    local before = events.RaglsSearchDone or 0
+    vim.cmd('RagSearch ' .. QUERY)
+    wait(30000, function()
+      return (events.RaglsSearchDone or 0) > before
+    end, 'RagSearch')
+    vim.cmd('cclose')
+    local first = fb.last
+    check(first and type(first.id) == 'string' and #first.id >= 16, 'no resultId kept: %s', vim.inspect(first))
+    feedback_cmd('RagFeedback down not the code I meant')
+    local r = stored()
+    check(#r == 1 and r[1].id == first.id and r[1].rating == 'down' and r[1].query == QUERY, 'stored: %s', vim.inspect(r))
+    check(r[1].comment == 'not the code I meant', 'comment: %s', vim.inspect(r[1].comment))
+    -- mark a line the answer showed: the user's own "down" stays, the comment too
+    local file = ws .. '/billing/invoice.py'
+    local def_line
+    for i, l in ipairs(vim.fn.readfile(file)) do
+      if l:find('def compute_total', 1, true) then
+        def_line = i
+        break
+      end
+    end
+    vim.cmd('edit ' .. vim.fn.fnameescape(file))
+    vim.api.nvim_win_set_cursor(0, { def_line, 0 })
+    feedback_cmd('RagFeedback mark')
+    r = stored()
+    check(#r == 1 and r[1].rating == 'down' and r[1].comment == 'not the code I meant', 'after mark: %s', vim.inspect(r))
+    check(vim.deep_equal(r[1].relevant, { { path = 'billing/invoice.py', line = def_line } }), 'relevant: %s', vim.inspect(r[1].relevant))
+    -- a new answer, not rated: a mark inside one of its chunks rates it "up"
+    local cbefore = events.RaglsContextDone or 0
+    vim.cmd('RagContext! ' .. QUERY)
+    wait(30000, function()
+      return (events.RaglsContextDone or 0) > cbefore
+    end, 'RagContext')
+    check(fb.last.id ~= first.id, 'the new answer was not kept')
+    check(fb.in_answer(fb.last, file, def_line), 'compute_total is not in the answer')
+    vim.cmd('buffer ' .. vim.fn.bufnr(file))
+    vim.api.nvim_win_set_cursor(0, { def_line, 0 })
+    feedback_cmd('RagMark')
+    r = stored()
+    check(#r == 2 and r[2].id == fb.last.id and r[2].rating == 'up', 'second answer: %s', vim.inspect(r[2]))
+    check(vim.deep_equal(r[2].relevant, { { path = 'billing/invoice.py', line = def_line } }), 'relevant: %s', vim.inspect(r[2].relevant))
+    -- the rule without a rating: no mark in the answer is "down"
+    check(fb.mark_rating({ chunks = fb.last.chunks, marks = { { path = file, line = 100000 } } }) == 'down', 'mark outside the answer')
+    -- a wrong verb sends nothing
+    local n = events.RaglsFeedbackDone or 0
+    local ok, why = pcall(vim.cmd, 'RagFeedback sideways')
+    check(not ok and tostring(why):find('up, down or mark', 1, true), 'a wrong verb: %s', tostring(why))
+    check((events.RaglsFeedbackDone or 0) == n, 'a wrong verb sent a rating')
     vim.cmd('buffer ' .. buf)
   end)
 

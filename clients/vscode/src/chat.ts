@@ -3,12 +3,15 @@
  * `<rag_context>` block in front of it, and stream the answer of the chosen model.
  * `/search` lists the hits without a model; `/change` answers the same way as a plain ask but
  * retrieves with intent "change" (the prompt describes a change to make).
+ * Each answer's `resultId` goes in its result's metadata: the chat's thumbs rate it (feedback.ts).
  */
 import * as vscode from 'vscode';
 import { chatIntent, chatRetrieveParams, emptyPromptHint } from './lib/chatCommands';
 import { chunksInContext } from './lib/contextBlocks';
 import { chunkPath, degradedNote, escapeMarkdown, prependContext, retrievalFailure, searchResultLines } from './lib/format';
 import type { Chunk, RetrieveResult } from './lib/protocol';
+import { rememberAnswer, registerFeedback } from './feedback';
+import { answerOf } from './lib/feedback';
 import { chunkLocation, isMultiRoot } from './locations';
 import type { RaglsServer } from './server';
 
@@ -103,22 +106,25 @@ export function registerChat(context: vscode.ExtensionContext, server: RaglsServ
     }
     if (failure) log.warn(`@rag: retrieval failed: ${failure}`);
     const chunks = result?.chunks ?? [];
+    // The answer to rate (thumbs) and mark ("RAG: This is the code I meant"); null: rating off.
+    const resultId = failure ? null : (result?.resultId ?? null);
+    if (resultId) rememberAnswer(answerOf(result));
     const degraded = degradedNote(result);
     if (degraded) log.warn(`@rag: ${degraded}`);
 
     if (request.command === 'search') {
       if (failure) {
         stream.markdown(`ragls could not search: ${failure}`);
-        return { metadata: { command: 'search', error: failure } };
+        return { metadata: { command: 'search', error: failure, resultId: null } };
       }
       if (!chunks.length) {
         stream.markdown('No chunk of the index matches.');
-        return { metadata: { command: 'search', hits: 0 } };
+        return { metadata: { command: 'search', hits: 0, resultId } };
       }
       for (const loc of uniqueLocations(chunks)) stream.reference(loc);
       stream.markdown(`**${chunks.length} hits** (${Math.round(result?.tookMs ?? 0)} ms)\n\n${searchResultLines(chunks, isMultiRoot()).join('\n')}\n`);
       if (degraded) stream.markdown(`\n*⚠ ragls: ${escapeMarkdown(degraded)}*\n`);
-      return { metadata: { command: 'search', hits: chunks.length } };
+      return { metadata: { command: 'search', hits: chunks.length, resultId } };
     }
 
     if (failure) {
@@ -155,6 +161,7 @@ export function registerChat(context: vscode.ExtensionContext, server: RaglsServ
         chunks: chunks.length,
         contextChars: failure ? 0 : (result?.context.length ?? 0),
         degraded: degraded ?? null,
+        resultId,
       },
     };
   };
@@ -162,4 +169,5 @@ export function registerChat(context: vscode.ExtensionContext, server: RaglsServ
   const participant = vscode.chat.createChatParticipant(PARTICIPANT_ID, handler);
   participant.iconPath = new vscode.ThemeIcon('database');
   context.subscriptions.push(participant);
+  registerFeedback(context, participant, server, log);
 }

@@ -7,4 +7,6 @@
 - `store.py`: the private files (one per workspace folder, under the user's state folder):
   append with the bound, read, clear.
 - `replay.py`: `ragls feedback` and `ragls eval --feedback`.
+- `tuning.py`: `ragls feedback --tune`, a ranker fitted to a folder's marked ratings, kept only
+  when it does not lose to the default ranking on held-back ones (`feedback.tunedRanker` uses it).
 """

@@ -179,31 +179,53 @@ def _folder(arg: str) -> Path:
 
 
 def cmd_feedback(a: argparse.Namespace) -> int:
+    from ragls.feedback.tuning import TunedInfo, cmd_tune, tuned_info
+
+    if getattr(a, "tune", False):
+        return cmd_tune(a)
     root = _folder(a.path)
     path = store.file_for(root)
     if a.clear:
         try:
             n = len(store.load(root))
             gone = store.clear(root)
+            tuned_gone = store.clear_tuned(root)
         except (store.FeedbackStoreError, OSError) as exc:
             raise SystemExit(f"ragls: {label(str(exc))}") from exc
         if gone:
             print(f"erased {n} ratings of {label(str(root))} ({label(str(path))})")
         else:
             print(f"no ratings stored for {label(str(root))}")
+        if tuned_gone:
+            print(f"erased the tuned ranker ({label(str(store.tuned_file(root)))})")
         return 0
     try:
         records = store.load(root)
     except store.FeedbackStoreError as exc:
         raise SystemExit(f"ragls: {label(str(exc))}") from exc
+    tuned = tuned_info(root)
     if a.json:
         out = {
             "folder": str(root),
             "file": str(path),
             "ratings": [r.model_dump(mode="json", by_alias=True) for r in records],
+            # The tuned ranker's numbers, {"error": ...} when it cannot be read, null when none.
+            "tuned": tuned.model_dump(mode="json", by_alias=True)
+            if isinstance(tuned, TunedInfo)
+            else ({"error": tuned} if tuned else None),
         }
         print(json.dumps(out, indent=2, ensure_ascii=False))
         return 0
+    if isinstance(tuned, TunedInfo):
+        print(
+            f"tuned ranker ({label(str(store.tuned_file(root)))}, {tuned.time}): tuned on {tuned.tuned} of "
+            f"{tuned.cases} marked questions; on the {tuned.held_back} held back MRR@10 {tuned.mrr:.3f} tuned, "
+            f"{tuned.default_mrr:.3f} default"
+        )
+    elif tuned:
+        print(f"tuned ranker: {label(tuned)}")
+    else:
+        print("no tuned ranker (ragls feedback --tune)")
     if not records:
         print(f"no ratings stored for {label(str(root))}")
         return 0

@@ -57,8 +57,13 @@ def _private_folder(folder: Path) -> None:
         os.chmod(folder, 0o700)
 
 
-def _checked(root: Path) -> Path:
-    path = file_for(root)
+def tuned_file(root: Path) -> Path:
+    """The folder's tuned ranker (`ragls feedback --tune`, feedback.tuning), beside its ratings."""
+    return feedback_dir() / f"{workspace_id(root)}.ranker.json"
+
+
+def _checked(root: Path, path: Path | None = None) -> Path:
+    path = path or file_for(root)
     if path.resolve().is_relative_to(root.resolve()):
         # The folder would index (and could commit) its own ratings: $XDG_STATE_HOME in the
         # workspace, e.g. a home folder opened as one.
@@ -101,14 +106,20 @@ def _read(path: Path) -> list[FeedbackRecord]:
 
 
 def _write(path: Path, records: list[FeedbackRecord]) -> None:
+    _write_text(
+        path, "".join(json.dumps(r.model_dump(mode="json", by_alias=True), ensure_ascii=False) + "\n" for r in records)
+    )
+
+
+def _write_text(path: Path, text: str) -> None:
+    """`text` as the whole of `path`, 0600, replaced in one rename (never half written)."""
     tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
     with contextlib.suppress(FileNotFoundError):
         tmp.unlink()
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW, 0o600)
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as f:
-            for r in records:
-                f.write(json.dumps(r.model_dump(mode="json", by_alias=True), ensure_ascii=False) + "\n")
+            f.write(text)
             f.flush()
             os.fsync(f.fileno())
         os.replace(tmp, path)
@@ -154,4 +165,26 @@ def clear(root: Path) -> bool:
             return False
     with contextlib.suppress(OSError):
         path.with_name(path.name + ".lock").unlink()
+    return True
+
+
+def save_private(root: Path, path: Path, text: str) -> None:
+    """Write a file of the folder's state (its tuned ranker: `tuned_file`) in the private feedback
+    folder, as the ratings are. Raises FeedbackStoreError."""
+    _checked(root, path)
+    try:
+        _private_folder(path.parent)
+        _write_text(path, text)
+    except FeedbackStoreError:
+        raise
+    except OSError as exc:
+        raise FeedbackStoreError(f"cannot write {path}: {exc.strerror or exc}") from exc
+
+
+def clear_tuned(root: Path) -> bool:
+    """Erase the folder's tuned ranker; False when there was none."""
+    try:
+        tuned_file(root).unlink()
+    except FileNotFoundError:
+        return False
     return True

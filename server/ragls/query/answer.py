@@ -17,6 +17,7 @@ from ragls.protocol import ChunkOut, RetrieveResultOut
 from ragls.query.context import ContextChunk, format_context
 from ragls.query.query_words import lookup_symbols, query_symbols
 from ragls.query.retrieval import (
+    load_ranker,
     retrieve,
     retrieve_result,
     symbol_first,
@@ -26,6 +27,7 @@ from ragls.query.retrieval import (
 
 if TYPE_CHECKING:
     from ragls.index.handle import IndexHandle
+    from ragls.query.learned import Trace
 
 log = logging.getLogger(__name__)
 
@@ -48,10 +50,15 @@ def answer(
     allowed: list[str] | None = None,
     languages: list[str] | None = None,
     intent: str = "question",
+    ranker: str | None = None,
+    trace: Trace | None = None,
 ) -> RetrieveResultOut:
     """Blocking (run it off the event loop). Never raises for a store or provider failure.
     `idx`: the index's handle (`Indexer.handle`), never the worker itself.
-    `intent` "change": the query describes a change; rank its files (RetrieveParams.intent)."""
+    `intent` "change": the query describes a change; rank its files (RetrieveParams.intent).
+    `ranker`: a model file to rank by instead of the rules (a folder's tuned model,
+    feedback.tuning); one that cannot be read or was made for other features is skipped with a
+    warning, and the rules rank. `trace`: retrieval.retrieve's (the feature rows of the candidates)."""
     if idx.store is None or idx.fatal:
         return failed(idx.fatal or "index is not available")
     idx.seek(query_symbols(query))  # mid-pass, files naming what was asked go first (a no-op after)
@@ -68,7 +75,13 @@ def answer(
         warnings.append(f"dense search paused, the embedding provider is down ({idx.breaker.last_error}); lexical only")
     idx.git_history.configure(settings.git_history_commits)
     history = idx.git_history if intent == "change" else None
-    tuning = tuning_for(intent)
+    if ranker:
+        try:
+            load_ranker(ranker)
+        except (OSError, ValueError) as exc:
+            warnings.append(f"the tuned ranker is not used, ranked by the default rules: {exc}")
+            ranker = None
+    tuning = tuning_for(intent, ranker)
     source = idx.source_lexicon if uses_source(tuning, query) else None
     # The first change request waits for both at once, 10 s at most in all (a large index's
     # lexicon can take longer: that request answers without it, the next ones with it).
@@ -96,6 +109,7 @@ def answer(
                 files=idx.files,
                 source=source,
                 graph=idx.graph,
+                trace=trace,
             )
         except EmbeddingError as exc:
             # The embedding provider is down: lexical search still answers, and says so.

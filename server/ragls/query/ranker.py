@@ -24,25 +24,31 @@ class LinearRanker:
 
     @classmethod
     def load(cls, path: Path) -> LinearRanker:
+        """Raises OSError, or ValueError for a file that is not a model of today's FEATURES."""
         data = json.loads(path.read_text(encoding="utf-8"))
-        names = data["features"]
-        if tuple(names) != FEATURES:
-            raise ValueError(f"{path}: trained on other features ({len(names)}); retrain (scripts/ranker/train.py)")
-        return cls(np.asarray(data["weights"], dtype=np.float32), str(data.get("trained_on", "")))
+        try:
+            names = data["features"]
+            if tuple(names) != FEATURES:
+                raise ValueError(f"{path}: trained on other features ({len(names)}); retrain (scripts/ranker/train.py)")
+            weights = np.asarray(data["weights"], dtype=np.float32)
+        except (KeyError, TypeError) as exc:  # a JSON file of another shape
+            raise ValueError(f"{path}: not a ranker model ({exc})") from exc
+        if weights.shape != (len(FEATURES),) or not np.isfinite(weights).all():
+            raise ValueError(f"{path}: not a ranker model (weights)")
+        return cls(weights, str(data.get("trained_on", "")))
+
+    def to_json(self, trained_on: str, **extra: object) -> str:
+        """The model file's text; `extra` keys are kept beside the model (load ignores them)."""
+        data = {
+            "features": list(FEATURES),
+            "weights": [round(float(w), 6) for w in self.weights],
+            "trained_on": trained_on,
+            **extra,
+        }
+        return json.dumps(data, indent=1) + "\n"
 
     def save(self, path: Path, trained_on: str) -> None:
-        path.write_text(
-            json.dumps(
-                {
-                    "features": list(FEATURES),
-                    "weights": [round(float(w), 6) for w in self.weights],
-                    "trained_on": trained_on,
-                },
-                indent=1,
-            )
-            + "\n",
-            encoding="utf-8",
-        )
+        path.write_text(self.to_json(trained_on), encoding="utf-8")
 
     def scores(self, rows: np.ndarray) -> np.ndarray:
         return rows @ self.weights

@@ -191,9 +191,11 @@ CHANGE_TUNING = replace(
 )
 
 
-def tuning_for(intent: str) -> Tuning:
-    """The tuning of a request's intent (RetrieveParams.intent)."""
-    return CHANGE_TUNING if intent == "change" else DEFAULT_TUNING
+def tuning_for(intent: str, ranker: str | None = None) -> Tuning:
+    """The tuning of a request's intent (RetrieveParams.intent); with `ranker` (a model file, e.g.
+    a folder's tuned one: feedback.tuning), ranked by that model instead of the rules."""
+    tuning = CHANGE_TUNING if intent == "change" else DEFAULT_TUNING
+    return replace(tuning, learned=True, ranker_path=ranker) if ranker else tuning
 
 
 def uses_source(tuning: Tuning, query: str) -> bool:
@@ -379,13 +381,24 @@ def lexical_weight(query: str, settings: RetrievalSettings, tuning: Tuning = DEF
     return settings.lexical_weight * (1.0 if query_symbols(query) else tuning.prose_lexical_factor)
 
 
-@functools.cache
-def _load_ranker(path: str) -> LinearRanker | None:
+@functools.lru_cache(maxsize=32)
+def _load_ranker(path: str, stamp: tuple[int, int]) -> LinearRanker | None:
+    del stamp  # part of the key only
     return LinearRanker.load(Path(path)) if path else bundled()
 
 
+def load_ranker(path: str) -> LinearRanker | None:
+    """The model in `path` ("": the bundled one, None when none is shipped), read again when the
+    file changes: a folder's tuned model (feedback.tuning) is rewritten or erased while a server
+    runs. Raises OSError, or ValueError for a file that is no model of today's FEATURES."""
+    if not path:
+        return _load_ranker("", (0, 0))
+    st = Path(path).stat()
+    return _load_ranker(path, (st.st_mtime_ns, st.st_size))
+
+
 def _model(tuning: Tuning) -> LinearRanker | None:
-    return _load_ranker(tuning.ranker_path)
+    return load_ranker(tuning.ranker_path)
 
 
 class GraphRanker(Protocol):

@@ -1,4 +1,4 @@
--- :RagSearch, :RagContext, :RagStatus, :RagReindex, :RagTrust, :RagAddFolder, :RagRemoveFolder
+-- :RagSearch, :RagContext, :RagFeedback, :RagMark, :RagStatus, :RagReindex, :RagTrust, :RagAddFolder, :RagRemoveFolder
 local config = require('ragls.config')
 local status = require('ragls.status')
 local util = require('ragls.util')
@@ -284,6 +284,18 @@ function M.register()
   cmd('RagContext', function(a)
     M.context(a.args, { no_scratch = a.bang })
   end, { nargs = '+', bang = true, desc = 'ragls: <rag_context> block into a register (and scratch buffer)' })
+  cmd('RagFeedback', function(a)
+    require('ragls.feedback').command(a.args)
+  end, {
+    nargs = '+',
+    complete = function()
+      return { 'up', 'down', 'mark' }
+    end,
+    desc = 'ragls: rate the last answer (up|down [comment]) or mark the cursor line as the code meant (mark)',
+  })
+  cmd('RagMark', function()
+    require('ragls.feedback').mark()
+  end, { nargs = 0, desc = 'ragls: mark the cursor line as the code the last answer should have found' })
   cmd('RagStatus', function()
     M.status()
   end, { nargs = 0, desc = 'ragls: show index status' })

@@ -6,6 +6,8 @@
 --   require('ragls').context(query, opts, cb)  cb(context_string, result, err)
 --   require('ragls').context_sync(query, opts) context_string, result, err (blocking)
 --   require('ragls').prepend(message, opts)    '<rag_context>…</rag_context>\n\n' .. message
+--   require('ragls').feedback(rating, comment, cb)  rate the last answer 'up' or 'down' (rag/feedback)
+--   require('ragls').mark(bufnr, line, cb)     mark a line as the code the last answer should have found
 local config = require('ragls.config')
 local lsp = require('ragls.lsp')
 local status = require('ragls.status')
@@ -121,8 +123,10 @@ function M.retrieve(query, opts, cb)
     cb({ message = qerr }, nil)
     return
   end
-  lsp.request('rag/retrieve', retrieve_params(query, opts), function(err, result)
+  lsp.request('rag/retrieve', retrieve_params(query, opts), function(err, result, client)
     if not err and type(result) == 'table' then
+      -- the answer :RagFeedback rates and :RagMark marks (protocol 6 resultId)
+      require('ragls.feedback').remember(query, result, client and client.id)
       local note = M.degraded_note(result)
       if note then
         -- Degraded, not failed: the results are real; the user should know they are partial.
@@ -211,6 +215,17 @@ function M.reindex(full, cb, opts)
       cb(err, result)
     end
   end, opts)
+end
+
+--- rag/feedback: rates the last answer (the last rag/retrieve result with a resultId) 'up' or
+--- 'down', with an optional comment. cb(err, {stored, folders, message}) optional.
+function M.feedback(rating, comment, cb)
+  require('ragls.feedback').rate(rating, comment, cb)
+end
+
+--- Marks a line (default: the cursor's) as the code the last answer should have found.
+function M.mark(bufnr, line, cb)
+  require('ragls.feedback').mark(bufnr, line, cb)
 end
 
 --- Updates server settings at run time (workspace/didChangeConfiguration; the server then

@@ -202,6 +202,8 @@ class Harness {
       XDG_CONFIG_HOME: path.join(this.root, 'xdg-config'),
       XDG_DATA_HOME: path.join(this.root, 'xdg-data'),
       XDG_CACHE_HOME: path.join(this.root, 'xdg-cache'),
+      // Ratings (rag/feedback) land here, read back with `ragls feedback --json`.
+      XDG_STATE_HOME: path.join(this.root, 'xdg-state'),
       PATH: this.launchPath(),
       ECHO_LM_OUT: this.echoOut,
     };
@@ -262,6 +264,8 @@ class Harness {
       'workbench.tips.enabled': false,
       'workbench.welcomePage.walkthroughs.openOnInstall': false,
       'telemetry.telemetryLevel': 'off',
+      // The chat shows its thumbs (the participant's feedback event) only with this on (VS Code's default).
+      'telemetry.feedback.enabled': true,
       'extensions.ignoreRecommendations': true,
       'security.workspace.trust.enabled': false,
       'git.enabled': false,
@@ -543,6 +547,12 @@ class Harness {
     return found.map((f) => fs.readFileSync(f, 'utf8')).join('\n');
   }
 
+  /** The ratings the real server stored for the workspace (`ragls feedback PATH --json`). */
+  storedRatings(): StoredRating[] {
+    const out = run(serverPath(), ['feedback', this.workspace, '--json'], { env: this.csEnv() });
+    return (JSON.parse(out) as { ratings: StoredRating[] }).ratings;
+  }
+
   echoRequests(): EchoRequest[] {
     if (!fs.existsSync(this.echoOut)) return [];
     return fs
@@ -551,6 +561,15 @@ class Harness {
       .filter(Boolean)
       .map((l) => JSON.parse(l) as EchoRequest);
   }
+}
+
+/** One record of `ragls feedback --json` (docs/feedback.md). */
+interface StoredRating {
+  id: string;
+  rating: 'up' | 'down';
+  query: string;
+  relevant: { path: string; line: number }[];
+  chunks: { path: string; startLine: number; endLine: number }[];
 }
 
 async function step(h: Harness, name: string, fn: () => Promise<void>): Promise<boolean> {
@@ -798,6 +817,32 @@ async function main(): Promise<number> {
       await page.locator('.tab.active', { hasText: 'invoice.py' }).first().waitFor({ state: 'visible', timeout: 15_000 });
       const selected = await page.locator('.monaco-editor .selected-text').count();
       assert(selected > 0, 'the chunk is selected in the editor');
+    });
+
+    if (ready) await step(h, 'RAG: This is the code I meant marks the selection for the last @rag answer (rag/feedback relevant)', async () => {
+      // The editor holds invoice.py with the hit selected (the step before); the last @rag answer,
+      // /search, was not rated: a mark inside its chunks rates it up.
+      await page.locator('.tab.active', { hasText: 'invoice.py' }).first().waitFor({ state: 'visible', timeout: 5_000 });
+      const lines = fs.readFileSync(path.join(h.workspace, EXPECTED_PATH), 'utf8').split('\n');
+      const before = h.storedRatings().filter((r) => r.relevant.length > 0).length;
+      await h.runCommand('RAG: This is the code I meant');
+      await page.locator('.notifications-toasts', { hasText: 'marked; rating stored' }).first().waitFor({ state: 'visible', timeout: 20_000 });
+      const marked = await waitUntil(
+        'the marked rating in the server\'s feedback file',
+        async () => {
+          const all = h.storedRatings().filter((r) => r.relevant.length > 0);
+          return all.length > before ? all[all.length - 1] : undefined;
+        },
+        20_000,
+        500,
+      );
+      log(`stored mark: ${JSON.stringify({ rating: marked.rating, relevant: marked.relevant })}`);
+      assert(marked.query === QUERY && marked.rating === 'up', `rating ${marked.rating} for ${marked.query}`);
+      const place = marked.relevant[0];
+      assert(place.path === EXPECTED_PATH, `marked ${place.path}`);
+      const inChunk = marked.chunks.some((c) => c.path === EXPECTED_PATH && c.startLine <= place.line && place.line <= c.endLine);
+      assert(inChunk, `line ${place.line} (${JSON.stringify(lines[place.line - 1])}) is not in the answer's chunks`);
+      await h.screenshot('marked');
     });
 
     if (ready) await step(h, 'RAG: Copy Context for Query puts <rag_context> on the clipboard', async () => {

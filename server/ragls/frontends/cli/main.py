@@ -487,13 +487,20 @@ def main(argv: list[str] | None = None) -> int:
     q.set_defaults(func=cmd_snapshot_import)
     p = sub.add_parser(
         "feedback",
-        help="list (or erase) the ratings given to answers about a folder (docs/feedback.md)",
+        help="list, erase or tune from the ratings given to answers about a folder (docs/feedback.md)",
         description="The ratings of answers about a folder (rag/feedback, the MCP feedback tool), kept "
         "privately under $XDG_STATE_HOME/ragls/feedback. Replay them with: ragls eval --feedback PATH.",
     )
     p.add_argument("path", metavar="PATH")
     p.add_argument("--json", action="store_true", help="print the stored records as JSON")
-    p.add_argument("--clear", action="store_true", help="erase the folder's ratings")
+    p.add_argument("--clear", action="store_true", help="erase the folder's ratings and its tuned ranker")
+    p.add_argument(
+        "--tune",
+        action="store_true",
+        help="fit a ranker to the folder's marked ratings (20 or more); written only when it does not lose to "
+        "the default ranking on held-back ratings, used when feedback.tunedRanker is true",
+    )
+    p.add_argument("-q", "--quiet", action="store_true", help="--tune: no indexing progress on stderr")
     p.set_defaults(func=cmd_feedback)
     p = sub.add_parser("schema", help="print the JSON Schema of the settings (the single source of every client)")
     p.add_argument("--sensitive", action="store_true", help="list only the trust-sensitive keys, one per line")

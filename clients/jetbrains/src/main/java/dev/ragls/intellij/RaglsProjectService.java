@@ -19,6 +19,7 @@ import com.redhat.devtools.lsp4ij.LanguageServerManager;
 import com.redhat.devtools.lsp4ij.ServerStatus;
 import com.redhat.devtools.lsp4ij.server.LanguageServerException;
 import dev.ragls.core.chat.RagChat;
+import dev.ragls.core.protocol.FeedbackResult;
 import dev.ragls.core.protocol.IndexStatus;
 import dev.ragls.core.protocol.ProgressEvent;
 import dev.ragls.core.protocol.ReindexResult;
@@ -299,6 +300,25 @@ public final class RaglsProjectService implements Disposable {
             CompletableFuture<JsonObject> request = s.retrieve(params.toJson());
             JsonObject answer = RequestAwait.await(request, left.isNegative() ? Duration.ZERO : left, cancelled, "rag/retrieve");
             return RetrieveResult.fromJson(answer);
+        };
+    }
+
+    /**
+     * A blocking {@code rag/feedback} sender for the chat panel's thumbs (called on a background
+     * thread), or null when ragls is down. The rating goes to the running server: the one that gave
+     * the answer, unless it was restarted since (then the server refuses the unknown id).
+     */
+    public RagChat.Rater rater() {
+        if (!lifecycle.serverUsable()) {
+            return null;
+        }
+        return params -> {
+            long t0 = System.nanoTime();
+            RaglsServerApi s = RequestAwait.await(server(), RETRIEVE_TIMEOUT, () -> false, "rag/feedback");
+            Duration left = RETRIEVE_TIMEOUT.minusNanos(System.nanoTime() - t0);
+            JsonObject answer = RequestAwait.await(s.feedback(params.toJson()), left.isNegative() ? Duration.ZERO : left,
+                    () -> false, "rag/feedback");
+            return FeedbackResult.fromJson(answer);
         };
     }
 

@@ -7,6 +7,8 @@ import com.google.gson.annotations.SerializedName;
 import dev.ragls.core.lsp.RaglsSession;
 import dev.ragls.core.lsp.Trees;
 import dev.ragls.core.protocol.Chunk;
+import dev.ragls.core.protocol.FeedbackParams;
+import dev.ragls.core.protocol.FeedbackResult;
 import dev.ragls.core.protocol.IndexStatus;
 import dev.ragls.core.protocol.ReindexResult;
 import dev.ragls.core.protocol.RetrieveParams;
@@ -71,6 +73,34 @@ class ProtocolSchemaTest {
         assertEquals("request", method(RaglsSession.INDEX_STATUS).get("kind").getAsString());
         assertEquals("request", method(RaglsSession.REINDEX).get("kind").getAsString());
         assertEquals("notification", method(RaglsSession.STATUS_CHANGED).get("kind").getAsString());
+        assertEquals("request", method(RaglsSession.FEEDBACK).get("kind").getAsString());
+    }
+
+    @Test
+    void feedbackRecordsAreTheServersModels() {
+        List<String> checked = new ArrayList<>();
+        check(FeedbackResult.class, method(RaglsSession.FEEDBACK).getAsJsonObject("result"), "rag/feedback", checked);
+        JsonObject def = resolve(method(RaglsSession.FEEDBACK).getAsJsonObject("params"));
+        check(FeedbackParams.class, def, "rag/feedback params", checked);
+        for (String name : List.of("FeedbackResult.stored", "FeedbackResult.folders", "FeedbackParams.relevant",
+                "Place.path", "Place.line", "FeedbackParams.comment", "RetrieveResult.resultId")) {
+            assertTrue(checked.contains(name) || name.equals("RetrieveResult.resultId"), name + " not checked: " + checked);
+        }
+        // the JSON sent names only the server's params, with its rating values
+        JsonObject props = def.getAsJsonObject("properties");
+        FeedbackParams full = new FeedbackParams("id", FeedbackParams.Rating.DOWN,
+                List.of(new FeedbackParams.Place("a.py", 3)), "why");
+        for (String key : full.toJson().keySet()) {
+            assertTrue(props.has(key), "rag/feedback params: " + key + " is not a server param");
+        }
+        Set<String> ratings = new HashSet<>();
+        alternatives(props.getAsJsonObject("rating")).forEach(a -> a.getAsJsonArray("enum").forEach(e -> ratings.add(e.getAsString())));
+        for (FeedbackParams.Rating r : FeedbackParams.Rating.values()) {
+            assertTrue(ratings.contains(r.wire()), "rating " + r.wire() + " not in " + ratings);
+        }
+        List<String> retrieve = new ArrayList<>();
+        check(RetrieveResult.class, method(RaglsSession.RETRIEVE).getAsJsonObject("result"), "rag/retrieve", retrieve);
+        assertTrue(retrieve.contains("RetrieveResult.resultId"), retrieve.toString());
     }
 
     @Test

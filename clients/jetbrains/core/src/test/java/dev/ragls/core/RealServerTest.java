@@ -9,6 +9,8 @@ import dev.ragls.core.lsp.LspException;
 import dev.ragls.core.lsp.RaglsSession;
 import dev.ragls.core.lsp.Trees;
 import dev.ragls.core.protocol.Chunk;
+import dev.ragls.core.protocol.FeedbackParams;
+import dev.ragls.core.protocol.FeedbackResult;
 import dev.ragls.core.protocol.IndexStatus;
 import dev.ragls.core.protocol.ProgressEvent;
 import dev.ragls.core.protocol.RetrieveParams;
@@ -103,7 +105,8 @@ class RealServerTest {
         model.setServerState(ServerState.STARTING, null);
 
         client = LspClient.start(List.of(server), workspace,
-                Map.of("XDG_CACHE_HOME", cache.toString(), "RAGLS_CACHE_DIR", cache.resolve("ragls").toString()),
+                Map.of("XDG_CACHE_HOME", cache.toString(), "RAGLS_CACHE_DIR", cache.resolve("ragls").toString(),
+                        "XDG_STATE_HOME", tmp.resolve("state").toString()),
                 stderr::add);
         client.onRequest("window/workDoneProgress/create", params -> {
             progressCreates.add(params);
@@ -415,5 +418,74 @@ class RealServerTest {
         IndexStatus s = waitReady();
         assertTrue(s.isReady(), brief(s));
         assertEquals(ready.filesTotal(), s.filesTotal());
+    }
+
+    @Test
+    @Order(11)
+    void thumbsAndMarksReachTheServersFeedbackFile() throws Exception {
+        Assumptions.assumeTrue(ready != null && ready.isReady(), "the first index run never became ready");
+        // the chat panel's thumbs: the prepared message's answer, rated through the core
+        RagChat.Prepared p = RagChat.prepare(QUERY, RagChat.Options.defaults(), session);
+        String panelId = p.resultId();
+        assertNotNull(panelId, "the chat's answer carries no resultId: " + p.retrieval());
+        String line = RagChat.rate(session, panelId, FeedbackParams.Rating.UP, "  the total with tax  ");
+        assertEquals("Rating stored (polyglot).", line);
+
+        // a rating with the place of the right code (1-based line of `def compute_total`)
+        RetrieveResult r = session.retrieve(RetrieveParams.of(QUERY, 5, 4000));
+        assertTrue(r.rateable(), "no resultId: " + r);
+        assertFalse(r.resultId().equals(panelId), "two answers, one id");
+        List<String> lines = Files.readAllLines(workspace.resolve("billing/invoice.py"));
+        int def = 1;
+        while (!lines.get(def - 1).contains("def compute_total")) {
+            def++;
+        }
+        FeedbackResult down = session.feedback(r.resultId(), FeedbackParams.Rating.DOWN,
+                List.of(new FeedbackParams.Place("billing/invoice.py", def)), null);
+        assertTrue(down.stored(), down.toString());
+        assertEquals(List.of("polyglot"), down.folders());
+
+        // what the server stored, privately, outside the workspace
+        Path dir = tmp.resolve("state").resolve("ragls").resolve("feedback");
+        List<Path> files;
+        try (Stream<Path> list = Files.list(dir)) {
+            files = list.filter(f -> f.toString().endsWith(".jsonl")).toList();
+        }
+        assertEquals(1, files.size(), files.toString());
+        Map<String, com.google.gson.JsonObject> byId = new java.util.HashMap<>();
+        for (String l : Files.readAllLines(files.get(0))) {
+            com.google.gson.JsonObject rec = Trees.parseTree(l).getAsJsonObject();
+            byId.put(rec.get("id").getAsString(), rec);
+        }
+        com.google.gson.JsonObject up = byId.get(panelId);
+        assertNotNull(up, "the thumbs-up is not stored: " + byId.keySet());
+        assertEquals("up", up.get("rating").getAsString());
+        assertEquals(QUERY, up.get("query").getAsString());
+        assertEquals("the total with tax", up.get("comment").getAsString());
+        com.google.gson.JsonObject marked = byId.get(r.resultId());
+        assertNotNull(marked, "the rating with a mark is not stored");
+        assertEquals("down", marked.get("rating").getAsString());
+        com.google.gson.JsonObject place = marked.getAsJsonArray("relevant").get(0).getAsJsonObject();
+        assertEquals("billing/invoice.py", place.get("path").getAsString());
+        assertEquals(def, place.get("line").getAsInt());
+
+        // an id this server never gave, a bad rating: -32602 naming the field; the panel gets a line
+        try {
+            session.feedback("0123456789abcdef", FeedbackParams.Rating.UP, null, null);
+            fail("an unknown resultId was accepted");
+        } catch (LspException e) {
+            assertEquals(LspException.INVALID_PARAMS, e.code(), e.getMessage());
+            assertTrue(e.getMessage().contains("resultId"), e.getMessage());
+        }
+        try {
+            client.requestSync(RaglsSession.FEEDBACK, Trees.obj("resultId", panelId, "rating", "meh"), REQUEST_TIMEOUT);
+            fail("rating meh accepted");
+        } catch (LspException e) {
+            assertEquals(LspException.INVALID_PARAMS, e.code(), e.getMessage());
+            assertTrue(e.getMessage().contains("rating"), e.getMessage());
+        }
+        String refused = RagChat.rate(session, "0123456789abcdef", FeedbackParams.Rating.DOWN, null);
+        assertTrue(refused.startsWith("Rating not sent: ") && refused.contains("resultId"), refused);
+        assertTrue(RagChat.rate(session, null, FeedbackParams.Rating.UP, null).startsWith("This answer cannot be rated"));
     }
 }

@@ -16,4 +16,8 @@ public interface RaglsServerApi extends LanguageServer {
 
     @JsonRequest("rag/reindex")
     CompletableFuture<JsonObject> reindex(JsonObject params);
+
+    /** Protocol 6: a rating of one answer (its {@code resultId}); the server stores it. */
+    @JsonRequest("rag/feedback")
+    CompletableFuture<JsonObject> feedback(JsonObject params);
 }

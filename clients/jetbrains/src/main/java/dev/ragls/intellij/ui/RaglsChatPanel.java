@@ -20,6 +20,7 @@ import dev.ragls.core.chat.ChatException;
 import dev.ragls.core.chat.OpenAiChatClient;
 import dev.ragls.core.chat.RagChat;
 import dev.ragls.core.protocol.Chunk;
+import dev.ragls.core.protocol.FeedbackParams;
 import dev.ragls.core.protocol.IndexStatus;
 import dev.ragls.core.protocol.RetrieveParams;
 import dev.ragls.intellij.RaglsProjectService;
@@ -43,7 +44,9 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * the {@code <rag_context>} block in front. Sources are listed under each answer as
  * {@code file:line} links that open the file at that line. The "Plan a change" toggle asks
  * {@code rag/retrieve} with intent {@code change} for the messages sent while it is on (a task,
- * bug report or commit message: the server ranks the code the change will touch).
+ * bug report or commit message: the server ranks the code the change will touch). Under each
+ * finished answer that had ragls context, "Helpful" / "Not helpful" rate it ({@code rag/feedback}
+ * with the answer's {@code resultId}; the server stores the rating, docs/feedback.md).
  */
 public final class RaglsChatPanel extends JPanel implements Disposable {
     private static final long serialVersionUID = 1L;
@@ -57,6 +60,11 @@ public final class RaglsChatPanel extends JPanel implements Disposable {
         volatile String note;
         volatile String error;
         volatile List<Chunk> sources = List.of();
+        /** The retrieval's id for rag/feedback (null: nothing to rate), set once the answer is done. */
+        volatile String resultId;
+        volatile boolean done;
+        /** How the last rating went, one line. */
+        volatile String rated;
 
         ViewTurn(String userText, boolean change) {
             this.userText = userText;
@@ -89,7 +97,11 @@ public final class RaglsChatPanel extends JPanel implements Disposable {
         history.setFont(UIUtil.getLabelFont());
         history.addHyperlinkListener(e -> {
             if (e.getEventType() == HyperlinkEvent.EventType.ACTIVATED) {
-                openSource(e.getDescription());
+                if (e.getDescription() != null && e.getDescription().startsWith("rate:")) {
+                    rate(e.getDescription());
+                } else {
+                    openSource(e.getDescription());
+                }
             }
         });
         add(new JBScrollPane(history), BorderLayout.CENTER);
@@ -183,6 +195,7 @@ public final class RaglsChatPanel extends JPanel implements Disposable {
                     public void onContext(RagChat.Prepared prepared) {
                         vt.note = prepared.ragNote();
                         vt.sources = prepared.sources();
+                        vt.resultId = prepared.resultId();
                         requestRender();
                     }
 
@@ -199,6 +212,7 @@ public final class RaglsChatPanel extends JPanel implements Disposable {
             } catch (RuntimeException e) {
                 vt.error = "Chat failed: " + e;
             } finally {
+                vt.done = true;
                 current = null;
                 ApplicationManager.getApplication().invokeLater(() -> setBusy(false), ModalityState.any());
                 requestRender();
@@ -253,6 +267,11 @@ public final class RaglsChatPanel extends JPanel implements Disposable {
                 }
                 html.append("</p>");
             }
+            if (vt.done && vt.resultId != null && vt.error == null) {
+                html.append("<p style='color:gray'>Rate this context: <a href='rate:").append(t).append(":up'>Helpful</a> \u00b7 ")
+                        .append("<a href='rate:").append(t).append(":down'>Not helpful</a>")
+                        .append(vt.rated == null ? "" : " \u2014 " + text(vt.rated)).append("</p>");
+            }
             html.append("<hr>");
         }
         history.setText(html.append("</body></html>").toString());
@@ -273,6 +292,27 @@ public final class RaglsChatPanel extends JPanel implements Disposable {
             out.append("&nbsp;".repeat(lead)).append(line.substring(lead));
         }
         return out.toString();
+    }
+
+    /** "rate:TURN:up|down": sends the rating on a pooled thread, then shows how it went. */
+    private void rate(String description) {
+        String[] parts = description.split(":");
+        ViewTurn vt;
+        try {
+            vt = turns.get(Integer.parseInt(parts[1]));
+        } catch (RuntimeException stale) {
+            return;
+        }
+        FeedbackParams.Rating rating = "up".equals(parts[2]) ? FeedbackParams.Rating.UP : FeedbackParams.Rating.DOWN;
+        String resultId = vt.resultId;
+        vt.rated = "sending\u2026";
+        render();
+        ApplicationManager.getApplication().executeOnPooledThread(() -> {
+            String line = RagChat.rate(service.rater(), resultId, rating, null);
+            vt.rated = (rating == FeedbackParams.Rating.UP ? "Helpful: " : "Not helpful: ") + line;
+            service.log("chat rating " + rating.wire() + ": " + line);
+            requestRender();
+        });
     }
 
     private void openSource(String description) {

@@ -1,6 +1,8 @@
 package dev.ragls.core.chat;
 
 import dev.ragls.core.protocol.Chunk;
+import dev.ragls.core.protocol.FeedbackParams;
+import dev.ragls.core.protocol.FeedbackResult;
 import dev.ragls.core.protocol.RetrieveParams;
 import dev.ragls.core.protocol.RetrieveResult;
 
@@ -51,6 +53,40 @@ public final class RagChat {
     public record Prepared(String userText, String sentText, RetrieveResult retrieval, String ragNote) {
         public List<Chunk> sources() {
             return retrieval == null ? List.of() : RagContext.sources(retrieval.chunks());
+        }
+
+        /** The answer's id for {@code rag/feedback} (thumbs up/down), or null: nothing to rate. */
+        public String resultId() {
+            return retrieval == null || !retrieval.rateable() ? null : retrieval.resultId();
+        }
+    }
+
+    /** Sends a rating (an adapter over {@code rag/feedback}, to the server that gave the answer). */
+    @FunctionalInterface
+    public interface Rater {
+        FeedbackResult feedback(FeedbackParams params) throws Exception;
+    }
+
+    /**
+     * Rates the answer {@code resultId} up or down (thumbs in a chat panel) and says how it went, in
+     * one line for the panel. Never throws: a missing id, a server that is gone or an error answer
+     * (an answer the server no longer remembers: it keeps its last 200) come back as the line.
+     */
+    public static String rate(Rater rater, String resultId, FeedbackParams.Rating rating, String comment) {
+        if (resultId == null || resultId.isEmpty()) {
+            return "This answer cannot be rated (no ragls context, or rating is off: feedback.enabled).";
+        }
+        if (rater == null) {
+            return "Rating not sent: ragls is not running.";
+        }
+        try {
+            FeedbackResult r = rater.feedback(new FeedbackParams(resultId, rating, null, comment));
+            return r == null ? "Rating not sent." : r.summary();
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return "Rating not sent: interrupted.";
+        } catch (Exception e) {
+            return "Rating not sent: " + (e.getMessage() == null ? e.getClass().getSimpleName() : e.getMessage());
         }
     }
 

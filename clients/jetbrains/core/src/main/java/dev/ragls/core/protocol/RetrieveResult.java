@@ -11,8 +11,11 @@ import static dev.ragls.core.protocol.Wire.orEmpty;
  * Result of {@code rag/retrieve}. {@code context} is "" when nothing fits or nothing is relevant.
  * {@code error}: no retrieval (nothing could be searched). {@code warnings} (protocol 2): degraded,
  * real results from less than the full search, e.g. lexical only while the embedder is down.
+ * {@code resultId} (protocol 6): the answer's id for {@code rag/feedback}; null when rating is off,
+ * nothing could be searched, or the server is older.
  */
-public record RetrieveResult(String context, List<Chunk> chunks, double tookMs, String error, List<String> warnings) {
+public record RetrieveResult(String context, List<Chunk> chunks, double tookMs, String error, List<String> warnings,
+                             String resultId) {
 
     public RetrieveResult {
         context = orEmpty(context);
@@ -20,8 +23,12 @@ public record RetrieveResult(String context, List<Chunk> chunks, double tookMs, 
         warnings = listOf(warnings);
     }
 
+    public RetrieveResult(String context, List<Chunk> chunks, double tookMs, String error, List<String> warnings) {
+        this(context, chunks, tookMs, error, warnings, null);
+    }
+
     public RetrieveResult(String context, List<Chunk> chunks, double tookMs, String error) {
-        this(context, chunks, tookMs, error, List.of());
+        this(context, chunks, tookMs, error, List.of(), null);
     }
 
     public static RetrieveResult fromJson(JsonElement json) {
@@ -44,6 +51,11 @@ public record RetrieveResult(String context, List<Chunk> chunks, double tookMs, 
             w = List.of(error);
         }
         return w.isEmpty() ? null : "Degraded search: " + String.join("; ", w);
+    }
+
+    /** Whether this answer can be rated ({@code rag/feedback}): it carries a {@code resultId}. */
+    public boolean rateable() {
+        return resultId != null && !resultId.isEmpty();
     }
 
     public boolean hasContext() {
