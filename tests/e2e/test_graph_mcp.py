@@ -100,3 +100,40 @@ async def test_graph_tools_answer_as_the_lsp_methods(start: Starter, graph_ws: P
         assert res.is_error and "path" in text_of(res)
         res = await call(agent, "find_references", {"symbol": "nowhere_defined"})
         assert not res.is_error and "No uses of 'nowhere_defined' found." in text_of(res)
+
+
+async def test_graph_tools_over_several_folders_one_of_them_shared(
+    start: Starter, graph_ws: Path, tmp_path: Path
+) -> None:
+    """An agent on two folders, one of them an editor's (its index reached through the owner
+    socket), the other indexed by the agent's own process: each location names its folder, and
+    a path naming a folder asks that folder only."""
+    store = tmp_path / "store"
+    shutil.copytree(graph_ws / "shop", store / "shop")
+    shutil.copytree(graph_ws / "admin", store / "admin")
+    web = Path(shutil.copytree(graph_ws / "web", tmp_path / "web"))
+    cache = tmp_path / "xdg"
+    editor = await start(store, env={"RAGLS_CACHE_DIR": "", "XDG_CACHE_HOME": str(cache)})
+    await editor.wait_ready()
+    async with mcp_session([store, web], cache) as agent:
+        await wait_ready(agent)
+        res = await call(agent, "find_references", {"symbol": "distanceKm"})
+        assert not res.is_error, text_of(res)
+        assert {(loc["folder"], loc["path"], loc["line"]) for loc in res.structured_content["locations"]} == {
+            ("web", "src/app.ts", 1),
+            ("web", "src/app.ts", 6),
+        }
+        res = await call(agent, "find_references", {"symbol": "render", "path": "store/shop/pricing.py"})
+        assert not res.is_error, text_of(res)
+        assert {(loc["folder"], loc["path"], loc["line"]) for loc in res.structured_content["locations"]} == {
+            ("store", "shop/checkout.py", 4),
+            ("store", "shop/checkout.py", 11),
+        }
+        # The editor's own answer is the same places (its folder is the shared index).
+        own = await editor.request("rag/references", {"symbol": "render", "path": "shop/pricing.py"})
+        assert {(loc["path"], loc["line"]) for loc in own["locations"]} == {
+            ("shop/checkout.py", 4),
+            ("shop/checkout.py", 11),
+        }
+        mapped = await call(agent, "repo_map", {"max_tokens": 500})
+        assert not mapped.is_error and {f["folder"] for f in mapped.structured_content["files"]} == {"store", "web"}

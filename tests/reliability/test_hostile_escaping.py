@@ -205,6 +205,9 @@ async def test_mcp_text_of_every_tool_holds_exactly_its_blocks(tmp_path: Path) -
                 continue
             listing, _, context = text.partition("\n\n")  # labels are one line: the first blank line ends them
             check_listing(listing, len(paths))
+            # The answer's last line is ragls's own: the id to rate it by (the feedback tool).
+            assert context.endswith(f"\n(result_id {out['result_id']}: rate this answer with the feedback tool)")
+            context = context.rpartition("\n(result_id ")[0]
             assert context == out["context"]
             assert len(check_context(root, context, paths)) == len(paths)
         assert {EVIL_NAME, "README.md", "src/auth.py"} <= searched
@@ -214,6 +217,8 @@ async def test_mcp_text_of_every_tool_holds_exactly_its_blocks(tmp_path: Path) -
         assert len(bad.content[0].text.splitlines()) == 1 and tags_seen(bad.content[0].text) == []
         for change in (f"fix the {HISTORY}", "refresh the session token on login"):
             text, out = await call(s, "find_files", {"change": change, "top_k": 10})
+            assert text.endswith(f"\n(result_id {out['result_id']}: rate this answer with the feedback tool)")
+            text = text.rpartition("\n(result_id ")[0]
             files = [f["path"] for f in out["files"]]
             lines = check_listing(text, len(files))
             assert files and len(lines) == len(out["warnings"]) + 1 + len(files)

@@ -4,10 +4,13 @@ where a marked location ranks in an answer, whether an answer changed, the MRR o
 from __future__ import annotations
 
 import hashlib
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 from pydantic.alias_generators import to_camel
+
+if TYPE_CHECKING:
+    from ragls.protocol import RetrieveResultOut
 
 RECORD_VERSION = 1
 
@@ -101,3 +104,20 @@ def mrr(ranks: list[int | None]) -> float | None:
     if not ranks:
         return None
     return sum(1.0 / r for r in ranks if r) / len(ranks)
+
+
+def shown_chunks(res: RetrieveResultOut) -> list[StoredChunk]:
+    """The chunks of an answer as a rating stores them (path, lines, symbol, key)."""
+    out = []
+    for c in res.chunks:
+        start, end = c.range.start.line + 1, max(c.range.start.line + 1, c.range.end.line)
+        out.append(
+            StoredChunk(
+                path=c.path,
+                start_line=start,
+                end_line=end,
+                symbol=c.symbol,
+                id=chunk_key(c.path, start, end, c.content),
+            )
+        )
+    return out

@@ -21,10 +21,10 @@ from ragls.feedback.records import (
     StoredChunk,
     _Rec,
     best,
-    chunk_key,
     locations,
     mrr,
     ranks_of,
+    shown_chunks,
 )
 
 if TYPE_CHECKING:
@@ -110,22 +110,6 @@ def summary(folder: Path, cases: list[Case]) -> Replay:
     )
 
 
-def _chunks(res: RetrieveResultOut) -> list[StoredChunk]:
-    out = []
-    for c in res.chunks:
-        start, end = c.range.start.line + 1, max(c.range.start.line + 1, c.range.end.line)
-        out.append(
-            StoredChunk(
-                path=c.path,
-                start_line=start,
-                end_line=end,
-                symbol=c.symbol,
-                id=chunk_key(c.path, start, end, c.content),
-            )
-        )
-    return out
-
-
 async def _ask(ws: WorkspaceIndex, r: FeedbackRecord) -> RetrieveResultOut:
     from ragls.protocol import RetrieveParams, SymbolParams
 
@@ -156,7 +140,7 @@ async def replay(ws: WorkspaceIndex, records: list[FeedbackRecord]) -> list[Case
             except (InvalidParams, ValueError) as exc:
                 cases[i] = Case(query=r.query, rating=r.rating, method=r.method, time=r.time, error=str(exc))
                 continue
-            case = compare(r, _chunks(res))
+            case = compare(r, shown_chunks(res))
             if res.error:
                 case.error = res.error
             case.warnings = list(res.warnings)
@@ -260,7 +244,8 @@ def _text(rep: Replay) -> str:
 
 
 def cmd_eval_feedback(a: argparse.Namespace) -> int:
-    from ragls.frontends.cli.main import _open, _root
+    from ragls.frontends.cli.workspace_open import open_workspace as _open
+    from ragls.frontends.cli.workspace_open import root_dir as _root
 
     root = _root(a.feedback)
     try:

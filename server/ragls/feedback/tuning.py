@@ -34,7 +34,7 @@ import numpy as np
 
 from ragls.escaping import label
 from ragls.feedback import store
-from ragls.feedback.records import FeedbackRecord, Mark, StoredChunk, _Rec, best, mrr, ranks_of
+from ragls.feedback.records import FeedbackRecord, Mark, StoredChunk, _Rec, best, mrr, ranks_of, shown_chunks
 from ragls.query.features import FEATURES, QueryKind, Signals
 
 if TYPE_CHECKING:
@@ -124,7 +124,6 @@ def _ask(
 ) -> list[int | None]:
     """The marks' ranks (1-based, None beyond `TOP`) in today's answer, as the server answers
     with the stored settings (blocking)."""
-    from ragls.feedback.replay import _chunks
     from ragls.query.answer import answer
     from ragls.query.retrieval import compile_globs
 
@@ -137,7 +136,7 @@ def _ask(
     res = answer(local.index, rs, local.root, r.query, TOP, 0, allowed, s.languages, s.intent, ranker, rows)
     if res.error:
         raise ValueError(res.error)
-    chunks: list[StoredChunk] = _chunks(res)[:TOP]
+    chunks: list[StoredChunk] = shown_chunks(res)[:TOP]
     return ranks_of(chunks, r.relevant)
 
 
@@ -270,7 +269,8 @@ def tuned_info(root: Path) -> TunedInfo | str | None:
 
 
 def cmd_tune(a: argparse.Namespace) -> int:
-    from ragls.frontends.cli.main import _open, _root
+    from ragls.frontends.cli.workspace_open import open_workspace as _open
+    from ragls.frontends.cli.workspace_open import root_dir as _root
 
     root = _root(a.path)
     try:

@@ -21,13 +21,16 @@ from typing import TYPE_CHECKING
 
 from ragls import __version__
 from ragls.escaping import label
+from ragls.frontends.cli.workspace_open import indexed as _indexed
+from ragls.frontends.cli.workspace_open import open_workspace as _open
+from ragls.frontends.cli.workspace_open import root_dir as _root
+from ragls.frontends.cli.workspace_open import root_dirs as _roots
 
 # Settings, the protocol models and everything below them load on first use: the bare `ragls`
 # (the language server) must answer `initialize` before pydantic and the pipeline are imported.
 if TYPE_CHECKING:
     from ragls.config import ResolvedSettings, Settings
     from ragls.protocol import IndexStatus, RetrieveResultOut
-    from ragls.workspace_index import WorkspaceIndex
 
 
 def _resolve(root: Path) -> ResolvedSettings:
@@ -41,73 +44,6 @@ def _resolve(root: Path) -> ResolvedSettings:
 
 def _settings(root: Path) -> Settings:
     return _resolve(root).settings
-
-
-def _root(arg: str) -> Path:
-    root = Path(arg).expanduser().resolve()
-    if not root.is_dir():
-        raise SystemExit(f"ragls: {label(arg)} is not a directory")
-    return root
-
-
-def _roots(args: list[str]) -> list[Path]:
-    roots = list(dict.fromkeys(_root(a) for a in args))
-    if not roots:
-        raise SystemExit("ragls: name at least one folder")
-    return roots
-
-
-def _exit_on_settings_error(message: str) -> None:
-    raise SystemExit(f"ragls: {label(message)}")
-
-
-async def _open(roots: list[Path], quiet: bool = False) -> WorkspaceIndex:
-    """The workspace of these folders (one or several, as in a multi-root editor), each owned by
-    this process or by the ragls process that owns it (an editor, an agent's `ragls mcp`), once
-    every folder is up to date."""
-    from ragls.workspace_index import WorkspaceIndex
-
-    ws = WorkspaceIndex(on_settings_error=_exit_on_settings_error)
-    for root in roots:
-        ws.add_path(root)
-    ws.folders.renest()
-    ws.load_all_settings()
-    await ws.start()
-    await _indexed(ws, quiet)
-    return ws
-
-
-async def _indexed(ws: WorkspaceIndex, quiet: bool) -> IndexStatus:
-    """Wait until no folder indexes, showing progress on stderr (unless quiet); the status."""
-    from ragls.status import progress_message
-
-    t0 = time.monotonic()
-    tty = sys.stderr.isatty()
-    last_key: tuple[object, ...] = ()
-    last_print = 0.0
-    while True:
-        s = (await ws.status()).status
-        if s.state != "indexing":
-            break
-        await asyncio.sleep(0.2)
-        key = (s.phase, s.lexical.done, s.dense.done, s.files_total, s.chunks)
-        now = time.monotonic()
-        # A terminal gets a live line; a log gets a line only when counts move, at most every 2 s.
-        if quiet or key == last_key or (not tty and now - last_print < 2):
-            continue
-        line = f"{s.phase:<11} {progress_message(s)}  chunks {s.chunks}  {now - t0:5.1f}s"
-        print(("\r" if tty else "") + line, end="" if tty else "\n", file=sys.stderr, flush=True)
-        last_key, last_print = key, now
-    if not quiet and tty:
-        print(file=sys.stderr)
-    # A fault that waits (full disk, paused provider) still leaves a searchable index; only an
-    # index that could not open at all ends here.
-    for f, entry in zip(ws.folders.items, s.folders, strict=True):
-        own = f.index is None or f.index.role != "client"
-        if entry.nested_in is None and entry.state == "error" and entry.phase == "error" and own:
-            await asyncio.to_thread(ws.close)
-            raise SystemExit(f"ragls: {label(s.message or s.state)}")
-    return s
 
 
 def _print_json(payload: IndexStatus | RetrieveResultOut) -> None:
