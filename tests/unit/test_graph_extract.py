@@ -298,3 +298,35 @@ def test_use_statements() -> None:
     assert rust_use_paths("use " + "{" * 5_000 + "x" + "}" * 5_000 + ";") == []
     assert php_use_paths("use A\\B\\{C, D as E};") == ["A\\B\\C", "A\\B\\D"]
     assert php_use_paths("use function A\\f, B\\C as D;") == ["A\\f", "B\\C"]
+
+
+def test_names_used_as_values_are_uses() -> None:
+    """What a language server counts and calls and types miss (found against pyright, clangd and
+    typescript-language-server: docs/evaluation.md): a class or constant passed, raised or
+    compared (Python, capitalised: a lowercase argument is mostly a local), an exception caught,
+    a name in `__all__`, a decorator, a union in an annotation; a C function stored in a table
+    or passed as a callback; a JS default import and a re-export."""
+
+    def uses(language: str, path: str, source: str) -> set[str]:
+        return {r[0] for r in _graph(language, path, source).refs}
+
+    py = uses(
+        "python",
+        "m.py",
+        '__all__ = ["check_path"]\nALIAS = FUNCTIONDEF\n\n@in_annotation\ndef f(a: Ok | None | Err) -> None:\n'
+        "    try:\n        return isinstance(a, Annotation) and a in (ImportKey.ALIAS,)\n"
+        "    except (UnsupportedEncoding, OSError):\n        return local_value(a, other)\n",
+    )
+    assert {"check_path", "FUNCTIONDEF", "in_annotation", "Ok", "Err", "Annotation", "ImportKey"} <= py, py
+    assert {"UnsupportedEncoding", "OSError"} <= py and "other" not in py, py
+    c = uses(
+        "c",
+        "cmd.c",
+        'const struct cmd_entry e = {\n  .name = "join",\n  .exec = cmd_join_exec\n};\n'
+        "static void *table[] = { input_enter, input_exit };\nvoid f(void) { pthread_once(&once, seed_init); }\n",
+    )
+    assert {"cmd_join_exec", "input_enter", "input_exit", "seed_init"} <= c, c
+    js = _graph(
+        "javascript", "m.js", "import chainResult from './_chainResult.js';\nexport { keys } from './keys.js';\n"
+    )
+    assert {(r[0], REF_KINDS[r[1]]) for r in js.refs} >= {("chainResult", "import"), ("keys", "import")}, js.refs

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 
 # Bump when what extract.py reads from a file changes: an index made before prepares every file
 # again once (index/apply.py), so its rows are the new reading's.
-GRAPH_FORMAT = "1"
+GRAPH_FORMAT = "4"  # 2: default imports and re-exports (JS, TS); 3, 4: names used as values (Python, C, C++)
 
 # Reference kinds, as the protocol names them; stored as their index in REF_KINDS.
 CALL, REFERENCE, IMPORT = "call", "reference", "import"

@@ -40,6 +40,8 @@ _JS_COMMON = r"""
 (member_expression property: (property_identifier) @ref.field)
 (import_statement source: (string (string_fragment) @import))
 (import_specifier name: (identifier) @import.name)
+(import_clause (identifier) @import.name)
+(export_specifier name: (identifier) @import.name)
 (export_statement source: (string (string_fragment) @import))
 (call_expression
   function: (identifier) @_require (#eq? @_require "require")
@@ -83,6 +85,17 @@ _PYTHON = r"""
 (type (identifier) @ref)
 (type (subscript value: (identifier) @ref))
 (type (generic_type (identifier) @ref))
+(type (binary_operator [(identifier) @ref (binary_operator (identifier) @ref)]))
+(decorator (identifier) @ref)
+(except_clause (identifier) @ref)
+(except_clause (tuple (identifier) @ref))
+(attribute object: (identifier) @ref (#match? @ref "^[A-Z]"))
+(argument_list (identifier) @ref (#match? @ref "^[A-Z]"))
+(argument_list (tuple (identifier) @ref (#match? @ref "^[A-Z]")))
+(assignment right: (identifier) @ref (#match? @ref "^[A-Z]"))
+(assignment
+  left: (identifier) @_all (#eq? @_all "__all__")
+  right: (list (string (string_content) @ref)))
 (class_definition superclasses: (argument_list (identifier) @ref))
 (import_statement name: (dotted_name) @import)
 (import_statement name: (aliased_import name: (dotted_name) @import))
@@ -190,6 +203,9 @@ _C_COMMON = r"""
 (call_expression function: (field_expression field: (field_identifier) @call.member))
 (field_expression field: (field_identifier) @ref.field)
 (type_identifier) @ref
+(initializer_pair value: (identifier) @ref)
+(initializer_list (identifier) @ref)
+(argument_list (identifier) @ref)
 (preproc_include path: (string_literal (string_content) @import))
 (preproc_include path: (system_lib_string) @import)
 """
