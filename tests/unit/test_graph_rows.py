@@ -202,3 +202,21 @@ def test_a_member_reached_from_far_away_through_an_object_is_another_types(tmp_p
     found = {(p, line) for p, line, _, _ in _refs(db, "Ky.create", "lib/ky.ts")}
     assert found == {("app/main.ts", 4), ("app/main.ts", 5), ("lib/retry.ts", 2)}, found
     manifest.close()
+
+
+def test_a_name_reached_through_a_runtime_object_is_not_the_projects(tmp_path: Path) -> None:
+    """`JSON.parse` beside the project's one `Storage.parse` is the runtime's; `store.parse` is
+    the project's (same folder, no type to tell otherwise)."""
+    root = tmp_path / "ws"
+    (root / "lib").mkdir(parents=True)
+    (root / "lib" / "storage.ts").write_text(
+        "export class Storage {\n  parse(text: string): string {\n    return text;\n  }\n}\n"
+    )
+    (root / "lib" / "use.ts").write_text(
+        "export function load(store: any, raw: string) {\n  const a = JSON.parse(raw);\n  return store.parse(a);\n}\n"
+    )
+    db = tmp_path / "manifest.sqlite"
+    manifest = Manifest(db)
+    _put(manifest, root, _all(root))
+    assert {(p, line) for p, line, _, _ in _refs(db, "Storage.parse", "lib/storage.ts")} == {("lib/use.ts", 3)}
+    manifest.close()

@@ -29,6 +29,17 @@ _FOLDER_MAX = 200  # files of one folder an import may stand for; more is no pac
 _FILE_MAX = 50  # files one key may name (the same module in several places)
 _QUALIFIER_SPLIT = re.compile(r"\.|::|->|\\|#")
 _SELF = frozenset({"self", "this", "$this", "super", "static", "cls", "parent", "base"})
+# Objects and modules of the languages' own runtimes: `JSON.parse`, `Object.create`,
+# `os.getcwd`, `strings.Split` reach no project definition (unless the project defines a type of
+# that name: `_names_it`). Lowercased, as `_qualifier_word` gives them; none is a usual name of a
+# local variable (`path`, `map`, `time` are, and hold project objects too).
+_RUNTIME = frozenset(
+    """
+json object array math promise reflect symbol console window document intl regexp navigator
+globalthis os sys subprocess itertools functools collections typing logging shutil fmt strings
+strconv errors filepath ioutil std
+""".split()
+)
 
 
 def _stem_path(path: str) -> str:
@@ -159,7 +170,8 @@ class Resolver:
         that neither is, imports nor sits beside the member's file and does not name its type:
         `x.create()` far from `Ky.create` is mostly another type's `create`, a builtin's or a
         dependency's, which no project file defines). `candidates`: every definition of one
-        name (the same list for a name throughout a question)."""
+        name (the same list for a name throughout a question). A name reached through a runtime
+        object (`JSON.parse`, `os.path.join`) resolves to nothing in the project."""
         if not candidates:
             return candidates
         word = _qualifier_word(qualifier)
@@ -167,7 +179,9 @@ class Resolver:
         found = self._best.get(key)
         if found is None:
             ranked = self.rank(candidates, from_path, qualifier)
-            if word:
+            if word in _RUNTIME:
+                ranked = [r for r in ranked if r.qualified]
+            elif word:
                 ranked = [r for r in ranked if r.tier < ELSEWHERE or r.qualified or not r.definition.scope]
             top = ranked[0].key if ranked else None
             found = self._best[key] = [r.definition for r in ranked if r.key == top]
