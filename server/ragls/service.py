@@ -13,6 +13,7 @@ import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import TypeVar
 
 from pydantic import BaseModel
 
@@ -38,7 +39,7 @@ from ragls.api import (
 from ragls.buffers import Buffers
 from ragls.config import Settings
 from ragls.graph import outline
-from ragls.graph.relations import split_symbol
+from ragls.graph.relations import Graph, split_symbol
 from ragls.graph.repo_map import repo_map
 from ragls.index.worker import Indexer
 from ragls.protocol import (
@@ -67,6 +68,7 @@ from ragls.watcher import Watcher
 
 log = logging.getLogger(__name__)
 
+_G = TypeVar("_G", ReferencesResult, RelatedResult)  # a graph answer: warnings and error
 _SYMBOL_SCAN = 512  # definitions read per lookup before ranking; names are rarely that common
 _MAP_SEEDS = 20  # chunks retrieved for a repo map's question: their files are what it is about
 _MAP_SEED_FILES = 10  # ...the first files of them, weighted 1, 1/4, 1/9, ... by their order
@@ -92,7 +94,6 @@ class LocalIndex(IndexApi):
         self.indexer = Indexer(self.root, settings, on_change=on_change, store_wait=store_wait, after=after)
         # What queries read (store, embedder, cache, breaker, git history, seek): never the worker.
         self.index = self.indexer.handle
-        self.graph = self.index.graph  # the code graph's rows in the index's manifest (ragls.graph)
         self.watcher: Watcher | None = None
         self.buffers = buffers if buffers is not None else Buffers()
         self._handlers: dict[Method, Callable[[BaseModel, str], BaseModel]] = {
@@ -299,39 +300,38 @@ class LocalIndex(IndexApi):
             return [f"the index is still being built ({waiting} files waiting): results may be incomplete"]
         return []
 
-    def _references(self, p: BaseModel, _source: str, wait: float = 30.0) -> ReferencesResult:
-        """The uses of a definition, resolved by name and import scope (graph/relations.py)."""
-        assert isinstance(p, ReferencesParams)
-        path = safe_rel(p.path) if p.path else None
-        if (why := self._usable(wait)) is not None:
-            return ReferencesResult(locations=[], error=why)
-        self.index.seek([split_symbol(p.symbol)[0]])  # files spelling the name go first in a running pass
-        try:
-            with self.graph.open() as g:
-                out = g.references(p.symbol, path, p.limit)
-        except (LookupError, sqlite3.Error) as exc:
-            return ReferencesResult(locations=[], error=f"graph lookup failed: {exc}")
-        out.warnings[:0] = self._graph_warnings()
-        return out
-
-    def _related(self, p: BaseModel, _source: str, wait: float = 30.0) -> RelatedResult:
-        """A definition's (or a file's) definitions, callers, callees, imports and importers."""
-        assert isinstance(p, RelatedParams)
-        path = safe_rel(p.path) if p.path else None
-        empty = RelatedResult(definition=[], callers=[], callees=[], imports=[], imported_by=[])
+    def _graph_answer(self, wait: float, symbol: str | None, ask: Callable[[Graph], _G], empty: _G) -> _G:
+        """One graph question once the index is usable: `ask` over the graph's rows, the
+        still-indexing warning first; `empty` with the reason when it cannot be asked."""
         if (why := self._usable(wait)) is not None:
             empty.error = why
             return empty
-        if p.symbol:
-            self.index.seek([split_symbol(p.symbol)[0]])
+        if symbol:
+            self.index.seek([split_symbol(symbol)[0]])  # files spelling the name go first in a running pass
         try:
-            with self.graph.open() as g:
-                out = g.related(p.symbol.strip() if p.symbol else None, path, p.limit)
+            with self.index.graph.open() as g:
+                out = ask(g)
         except (LookupError, sqlite3.Error) as exc:
             empty.error = f"graph lookup failed: {exc}"
             return empty
         out.warnings[:0] = self._graph_warnings()
         return out
+
+    def _references(self, p: BaseModel, _source: str, wait: float = 30.0) -> ReferencesResult:
+        """The uses of a definition, resolved by name and import scope (graph/relations.py)."""
+        assert isinstance(p, ReferencesParams)
+        path = safe_rel(p.path) if p.path else None
+        return self._graph_answer(
+            wait, p.symbol, lambda g: g.references(p.symbol, path, p.limit), ReferencesResult(locations=[])
+        )
+
+    def _related(self, p: BaseModel, _source: str, wait: float = 30.0) -> RelatedResult:
+        """A definition's (or a file's) definitions, callers, callees, imports and importers."""
+        assert isinstance(p, RelatedParams)
+        path = safe_rel(p.path) if p.path else None
+        symbol = p.symbol.strip() if p.symbol else None
+        empty = RelatedResult(definition=[], callers=[], callees=[], imports=[], imported_by=[])
+        return self._graph_answer(wait, symbol, lambda g: g.related(symbol, path, p.limit), empty)
 
     def _repo_map(self, p: BaseModel, _source: str, wait: float = 30.0) -> RepoMapResult:
         """The ranked outline (graph/repo_map.py), personalised towards the files that retrieval
@@ -349,7 +349,7 @@ class LocalIndex(IndexApi):
             seeds = {path: 1.0 / (i + 1) ** 2 for i, path in enumerate(files)}
             warnings += found.warnings + ([found.error] if found.error else [])
         try:
-            with self.graph.open() as g:
+            with self.index.graph.open() as g:
                 files = repo_map(g.reader, g.resolver.paths, seeds, p.query, p.max_tokens)
         except (LookupError, sqlite3.Error) as exc:
             return RepoMapResult(text="", files=[], tokens=0, error=f"graph lookup failed: {exc}")

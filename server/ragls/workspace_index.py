@@ -30,7 +30,7 @@ from ragls.foreground import FOREGROUND
 from ragls.workspace_folders import WorkspaceFolders
 
 if TYPE_CHECKING:
-    from ragls.feedback.answers import Answers
+    from ragls.feedback.desk import FeedbackDesk
     from ragls.protocol import (
         FeedbackParams,
         FeedbackResult,
@@ -125,15 +125,14 @@ class WorkspaceIndex(WorkspaceFolders):
         """Search the requested folders concurrently; one folder answers as itself, several are
         fused into one ranking (answer.fuse); the answer remembered for `rag/feedback` (its
         `resultId`). Raises InvalidParams."""
-        res = await self._retrieve(p)
         plan = self.plan(p)
+        res = await self._retrieve(p, plan)
         return self._remember(res, "rag/retrieve", p.query, [(f, p, g) for f, g in plan])
 
-    async def _retrieve(self, p: RetrieveParams) -> RetrieveResultOut:
+    async def _retrieve(self, p: RetrieveParams, plan: list[tuple[Folder, list[str] | None]]) -> RetrieveResultOut:
         from ragls.protocol import RetrieveResultOut
 
         with FOREGROUND.request():
-            plan = self.plan(p)
             # As the workspace is now: a folder change may land while this waits.
             empty, multi, rs = not self.folders.items, self.folders.multi, self.settings.retrieval
             if (early := await self._before_start(plan)) is not None:
@@ -189,111 +188,19 @@ class WorkspaceIndex(WorkspaceFolders):
 
     # -- feedback (ragls.feedback): answers remembered, ratings stored ---------------------------
     @cached_property
-    def answers(self) -> Answers:
-        """This process's last answers by resultId (what a rating stores)."""
-        from ragls.feedback.answers import Answers
+    def desk(self) -> FeedbackDesk:
+        from ragls.feedback.desk import FeedbackDesk
 
-        return Answers()
+        return FeedbackDesk(self)
 
     def _remember(
         self, res: RetrieveResultOut, method: Any, query: str, asked: list[tuple[Folder, Any, list[str] | None]]
     ) -> RetrieveResultOut:
-        """Give the answer a resultId and remember what it showed, per folder asked; not when
-        rating is off for every folder (`feedback.enabled`) or nothing could be searched."""
-        from ragls.api import budget
-        from ragls.feedback.answers import Answer, Part, model_of, stored_chunks
-        from ragls.feedback.records import StoredSettings
-        from ragls.protocol import RetrieveParams
-
-        asked = [(f, q, g) for f, q, g in asked if f.settings.feedback.enabled]
-        if not asked or (res.error and not res.chunks):
-            return res
-        shown = stored_chunks(res.chunks)
-        multi = len(asked) > 1
-        parts: list[Part] = []
-        for f, q, globs in asked:
-            rs = (self.settings if multi else f.settings).retrieval
-            if isinstance(q, RetrieveParams):
-                st = StoredSettings(
-                    top_k=budget(q, rs)[0], intent=q.intent, paths=globs, languages=q.languages, mode=rs.mode
-                )
-            else:
-                st = StoredSettings(top_k=q.top_k, mode=rs.mode, kind=q.kind)
-            parts.append(Part(f.name, f.path, st, model_of(f.settings), shown.get(f.name, [])))
-        res.result_id = self.answers.remember(Answer(method, query, parts))
-        return res
+        return self.desk.remember(res, method, query, asked)
 
     async def feedback(self, p: FeedbackParams) -> FeedbackResult:
-        """Store a rating of a remembered answer in its folders' feedback files (docs/feedback.md).
-        InvalidParams for an unknown (or forgotten) resultId and for a mark outside the folders
-        the question searched."""
-        from ragls.api import InvalidParams
-        from ragls.feedback import store
-        from ragls.feedback.answers import SIZE, records
-        from ragls.protocol import FeedbackResult
-
-        answer = self.answers.get(p.result_id)
-        if answer is None:
-            raise InvalidParams(
-                f"resultId: {p.result_id!r} is not an answer of this server, or an old one (it remembers its "
-                f"last {SIZE} answers)"
-            )
-        marks = self._marks(answer, p)
-        current = {f.path: f for f in self.folders.items}
-        enabled = [
-            part for part in answer.parts if (f := current.get(part.root)) is None or f.settings.feedback.enabled
-        ]
-        if not enabled:
-            return FeedbackResult(stored=False, message="rating is off (feedback.enabled is false): nothing stored")
-        answer = type(answer)(answer.method, answer.query, enabled)
-        made = await asyncio.to_thread(records, p.result_id, answer, p.rating, marks, p.comment)
-        stored: list[str] = []
-        problems: list[str] = []
-        for part, record in made:
-            try:
-                await asyncio.to_thread(store.save, part.root, record)
-                stored.append(part.name)
-            except store.FeedbackStoreError as exc:
-                log.warning("feedback not stored: %s", exc)
-                problems.append(str(exc))
-        return FeedbackResult(stored=bool(stored), folders=stored, message="; ".join(problems) or None)
-
-    def _marks(self, answer: Any, p: FeedbackParams) -> dict[str, list[Any]]:
-        """The relevant locations by folder name, each relative to its folder."""
-        from ragls.api import InvalidParams, safe_rel
-        from ragls.feedback.records import Mark
-        from ragls.folders import uri_to_path
-
-        parts = {part.root: part for part in answer.parts}
-        out: dict[str, list[Mark]] = {}
-        for i, loc in enumerate(p.relevant or []):
-            raw = loc.path
-            where = f"relevant.{i}.path: {raw!r}"
-            found: list[tuple[Any, str]] = []
-            absolute = uri_to_path(raw) if raw.startswith("file:") else Path(raw) if Path(raw).is_absolute() else None
-            if absolute is not None:
-                absolute = absolute.resolve()
-                found = [
-                    (part, absolute.relative_to(root).as_posix())
-                    for root, part in parts.items()
-                    if absolute.is_relative_to(root)
-                ]
-            else:
-                try:
-                    rel = safe_rel(raw)
-                except InvalidParams as exc:
-                    raise InvalidParams(f"{where} must be a workspace-relative or absolute path") from exc
-                for f, r in self.folders.route(rel) if self.folders.multi else [(f, rel) for f in self.folders.indexed]:
-                    part = parts.get(f.path)
-                    if part is not None and r:
-                        found.append((part, r))
-                if len(found) > 1:  # a plain path in several folders: where the file is
-                    found = [(part, r) for part, r in found if (part.root / r).is_file()] or found[:1]
-            if not found:
-                raise InvalidParams(f"{where} is not in a folder this answer searched")
-            part, rel = found[0]
-            out.setdefault(part.name, []).append(Mark(path=rel, line=loc.line))
-        return out
+        """Store a rating of one of this process's answers (feedback/desk.py)."""
+        return await self.desk.rate(p)
 
     async def _before_start(self, plan: list[tuple[Folder, list[str] | None]]) -> RetrieveResultOut | None:
         """Before indexing started: an empty answer at once when every folder asked is indexed
@@ -315,25 +222,10 @@ class WorkspaceIndex(WorkspaceFolders):
         return None
 
     async def _ask(self, f: Folder, verb: str, p: Any) -> RetrieveResultOut:
-        """One folder's answer (`retrieve` or `find_symbol`), its chunks labelled with the folder;
-        a failure is an answer that says so (the owner can vanish mid-request)."""
-        from ragls.api import InvalidParams
+        """One folder's answer (`retrieve` or `find_symbol`), its chunks labelled with the folder."""
         from ragls.query.answer import failed
 
-        index = f.index
-        if index is None:
-            return failed(f.settings_error or self.settings_error or "indexing has not started")
-        if index.opening:
-            # Wait on the event loop, not in a pool thread: early requests cannot starve the pool.
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(f.ready.wait(), 30)
-        try:
-            res: RetrieveResultOut = await asyncio.to_thread(getattr(index, verb), p)
-        except InvalidParams:
-            raise
-        except Exception as exc:
-            log.error("%s failed in %s: %s", verb, f.path, exc)
-            return failed(f"retrieval failed: {exc}")
+        res: RetrieveResultOut = await self._call(f, verb, p, failed, "retrieval")
         for c in res.chunks:  # the client's name for the folder
             c.folder, c.folder_uri = f.name, f.uri
         return res
@@ -415,17 +307,19 @@ class WorkspaceIndex(WorkspaceFolders):
             asked = [
                 (f, p.model_copy(update={"path": rel}) if "path" in type(p).model_fields else p) for f, rel in plan
             ]
-            answers = await asyncio.gather(*(self._ask_graph(f, verb, q, failed) for f, q in asked))
+            answers = await asyncio.gather(*(self._call(f, verb, q, failed) for f, q in asked))
             return [(f, res) for (f, _), res in zip(asked, answers, strict=True)]
 
-    async def _ask_graph(self, f: Folder, verb: str, p: Any, failed: Callable[[str], Any]) -> Any:
-        """One folder's answer; a failure is an answer that says so (its `error`)."""
+    async def _call(self, f: Folder, verb: str, p: Any, failed: Callable[[str], Any], what: str | None = None) -> Any:
+        """One folder's answer to `verb`, once an index still opening is ready (30 s at most); a
+        failure is an answer that says so (`failed`: the owner can vanish mid-request)."""
         from ragls.api import InvalidParams
 
         index = f.index
         if index is None:
             return failed(f.settings_error or self.settings_error or "indexing has not started")
         if index.opening:
+            # Wait on the event loop, not in a pool thread: early requests cannot starve the pool.
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(f.ready.wait(), 30)
         try:
@@ -434,7 +328,7 @@ class WorkspaceIndex(WorkspaceFolders):
             raise
         except Exception as exc:
             log.error("%s failed in %s: %s", verb, f.path, exc)
-            return failed(f"{verb} failed: {exc}")
+            return failed(f"{what or verb} failed: {exc}")
 
     def _notes(self, answers: list[tuple[Folder, Any]]) -> tuple[list[str], str | None]:
         """The folders' warnings (named by folder when there are several), and `error` only when

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
 from ragls import PROTOCOL_VERSION, __version__
-from ragls.feedback.records import FeedbackRecord, IndexVersion, Mark, StoredChunk, StoredSettings, chunk_key
+from ragls.feedback.records import FeedbackRecord, IndexVersion, Mark, StoredChunk, StoredSettings, stored_chunk
 
 if TYPE_CHECKING:
     from ragls.config import Settings
@@ -57,16 +57,7 @@ def stored_chunks(chunks: list[ChunkOut]) -> dict[str | None, list[StoredChunk]]
     """An answer's chunks by folder name, each as where it was (1-based lines), in rank order."""
     out: dict[str | None, list[StoredChunk]] = {}
     for c in chunks:
-        start, end = c.range.start.line + 1, max(c.range.start.line + 1, c.range.end.line)
-        out.setdefault(c.folder, []).append(
-            StoredChunk(
-                path=c.path,
-                start_line=start,
-                end_line=end,
-                symbol=c.symbol,
-                id=chunk_key(c.path, start, end, c.content),
-            )
-        )
+        out.setdefault(c.folder, []).append(stored_chunk(c))
     return out
 
 

@@ -10,7 +10,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from pydantic.alias_generators import to_camel
 
 if TYPE_CHECKING:
-    from ragls.protocol import RetrieveResultOut
+    from ragls.protocol import ChunkOut, RetrieveResultOut
 
 RECORD_VERSION = 1
 
@@ -106,18 +106,14 @@ def mrr(ranks: list[int | None]) -> float | None:
     return sum(1.0 / r for r in ranks if r) / len(ranks)
 
 
+def stored_chunk(c: ChunkOut) -> StoredChunk:
+    """A chunk of an answer as a rating stores it (path, 1-based lines, symbol, key)."""
+    start, end = c.range.start.line + 1, max(c.range.start.line + 1, c.range.end.line)
+    return StoredChunk(
+        path=c.path, start_line=start, end_line=end, symbol=c.symbol, id=chunk_key(c.path, start, end, c.content)
+    )
+
+
 def shown_chunks(res: RetrieveResultOut) -> list[StoredChunk]:
-    """The chunks of an answer as a rating stores them (path, lines, symbol, key)."""
-    out = []
-    for c in res.chunks:
-        start, end = c.range.start.line + 1, max(c.range.start.line + 1, c.range.end.line)
-        out.append(
-            StoredChunk(
-                path=c.path,
-                start_line=start,
-                end_line=end,
-                symbol=c.symbol,
-                id=chunk_key(c.path, start, end, c.content),
-            )
-        )
-    return out
+    """The chunks of an answer as a rating stores them, in rank order."""
+    return [stored_chunk(c) for c in res.chunks]
