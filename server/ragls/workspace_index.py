@@ -242,14 +242,9 @@ class WorkspaceIndex(WorkspaceFolders):
         answers = await self._graph(p.path, "references", p, failed)
         if not isinstance(answers, list):
             return answers
-        out = ReferencesResult(locations=[])
-        for f, res in answers:
-            out.locations += [loc.model_copy(update={"folder": f.name, "folder_uri": f.uri}) for loc in res.locations]
-        out.warnings, out.error = self._notes(answers)
-        if len(out.locations) > p.limit:
-            out.warnings.append(f"{len(out.locations)} uses in the folders: the first {p.limit}")
-            del out.locations[p.limit :]
-        return out
+        from ragls.graph import merge
+
+        return merge.references(answers, p.limit, self.folders.multi)
 
     async def related(self, p: RelatedParams) -> RelatedResult:
         """A definition's (or file's) neighbours in every folder asked, each list joined in
@@ -262,22 +257,12 @@ class WorkspaceIndex(WorkspaceFolders):
         answers = await self._graph(p.path, "related", p, failed)
         if not isinstance(answers, list):
             return answers
-        out = failed("")
-        out.error = None
-        for name in ("definition", "callers", "callees", "imports", "imported_by"):
-            items = [
-                i.model_copy(update={"folder": f.name, "folder_uri": f.uri})
-                for f, res in answers
-                for i in getattr(res, name)
-            ]
-            setattr(out, name, items[: p.limit])
-        out.warnings, out.error = self._notes(answers)
-        return out
+        from ragls.graph import merge
+
+        return merge.related(answers, p.limit, self.folders.multi)
 
     async def repo_map(self, p: RepoMapParams) -> RepoMapResult:
-        """Each folder's map for the whole budget, merged by score (each scaled alike: 1.0 is an
-        average file of its folder) and cut to the budget again."""
-        from ragls.graph import outline
+        """Each folder's map for the whole budget, merged (graph/merge.py)."""
         from ragls.protocol import RepoMapResult
 
         def failed(why: str) -> RepoMapResult:
@@ -286,13 +271,9 @@ class WorkspaceIndex(WorkspaceFolders):
         answers = await self._graph(None, "repo_map", p, failed)
         if not isinstance(answers, list):
             return answers
-        files = [m.model_copy(update={"folder": f.name, "folder_uri": f.uri}) for f, res in answers for m in res.files]
-        multi = self.folders.multi
-        if len(answers) > 1:
-            files = outline.fit(sorted(files, key=lambda m: -m.score), p.max_tokens, multi)
-        text = outline.render(files, multi)
-        warnings, error = self._notes(answers)
-        return RepoMapResult(text=text, files=files, tokens=outline.tokens(text), warnings=warnings, error=error)
+        from ragls.graph import merge
+
+        return merge.repo_map(answers, p.max_tokens, self.folders.multi)
 
     async def _graph(self, path: str | None, verb: str, p: Any, failed: Callable[[str], Any]) -> Any:
         """Each routed folder's answer to a graph question, as (folder, result) pairs; or one
@@ -329,19 +310,6 @@ class WorkspaceIndex(WorkspaceFolders):
         except Exception as exc:
             log.error("%s failed in %s: %s", verb, f.path, exc)
             return failed(f"{what or verb} failed: {exc}")
-
-    def _notes(self, answers: list[tuple[Folder, Any]]) -> tuple[list[str], str | None]:
-        """The folders' warnings (named by folder when there are several), and `error` only when
-        no folder could answer; a folder that could not is a warning, as in retrieval."""
-        multi = self.folders.multi
-        warnings: list[str] = []
-        for f, res in answers:
-            notes = ([res.error] if res.error else []) + res.warnings
-            warnings += [f"{f.name}: {w}" for w in notes] if multi else notes
-        errors = [res.error for _, res in answers]
-        if errors and all(errors):
-            return [w for _, res in answers for w in res.warnings], "; ".join(e for e in errors if e)
-        return warnings, None
 
     async def reindex(self, full: bool = False) -> bool:
         """Re-scan every indexed folder (or rebuild); folders not open yet are opened, which
