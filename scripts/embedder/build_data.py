@@ -38,6 +38,7 @@ from fetch import (  # noqa: E402
     commit_task_names,
     eval_names,
     fetch,
+    issue_task_names,
     load_blocklist,
     record,
 )
@@ -75,6 +76,12 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         type=Path,
         default=ROOT / "eval" / "commits.toml",
         help="the commit task's repositories: its held-out ones count as evaluated projects",
+    )
+    p.add_argument(
+        "--issues",
+        type=Path,
+        default=ROOT / "eval" / "issues.toml",
+        help="the issue task's repositories (every split) count as evaluated projects",
     )
     p.add_argument("--manifest", type=Path, default=HERE / "data-manifest.json")
     p.add_argument("--jobs", type=int, default=2)
@@ -136,7 +143,11 @@ def main(argv: list[str] | None = None) -> int:
     config = tomllib.loads(args.sources.read_text(encoding="utf-8"))
     seed, cap = int(config["seed"]), int(config["max_pairs_per_package"])
     blocklist = load_blocklist(args.blocklist)
-    evaluated = eval_names(args.eval_sources, config.get("related", {})) | commit_task_names(args.commits)
+    evaluated = (
+        eval_names(args.eval_sources, config.get("related", {}))
+        | commit_task_names(args.commits)
+        | issue_task_names(args.issues)
+    )
     if args.check_only:
         return check_manifest(args.manifest, blocklist, evaluated)
     packages = [Package(**p) for p in config["package"]]
@@ -203,7 +214,7 @@ def main(argv: list[str] | None = None) -> int:
             "blocklist": f"{args.blocklist.name}: {len(blocklist)} hashed names",
             "eval_sources": [
                 {"path": str(p), "sha256": hashlib.sha256(p.read_bytes()).hexdigest() if p.is_file() else None}
-                for p in [*args.eval_sources, args.commits]
+                for p in [*args.eval_sources, args.commits, args.issues]
             ],
         },
         "packages": entries,

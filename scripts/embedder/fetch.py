@@ -120,6 +120,24 @@ def commit_task_names(path: Path, split: str = "held-out") -> set[str]:
     }
 
 
+def issue_task_names(path: Path, split: str | None = None) -> set[str]:
+    """Normalised names (GitHub owner and repository, with their aliases) of the issue task's
+    repositories (eval/issues.toml) of one split, or of every split: its questions are asked of
+    the repository's own code, so a model trained on that code is measured on what it saw (on
+    a dev repository, the choices made there are flattered)."""
+    from ragls.evaluation.issues import load_config  # the task's own reader
+
+    if not path.is_file():
+        return set()
+    return {
+        normalise(a)
+        for repo in load_config(path).repo
+        if split is None or repo.split == split
+        for part in repo.github.split("/")
+        for a in aliases(part)
+    }
+
+
 def check_excluded(pkg: Package, blocklist: set[str], evaluated: set[str]) -> None:
     for alias in pkg.names:
         if name_hash(alias) in blocklist:

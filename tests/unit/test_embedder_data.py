@@ -21,6 +21,7 @@ from fetch import (  # noqa: E402
     check_licence,
     commit_task_names,
     eval_names,
+    issue_task_names,
     name_hash,
     normalise,
 )
@@ -142,26 +143,12 @@ def test_held_out_commit_task_repositories_are_refused(tmp_path: Path) -> None:
     assert "intellijplatformgradleplugin" in commit_task_names(commits, split="dev")
 
 
-def issue_task_names(path: Path, split: str = "held-out") -> set[str]:
-    """The issue -> files task's repositories of one split, normalised like commit_task_names
-    (GitHub owner and name with their aliases): its held-out ones are measured on too."""
-    from ragls.evaluation.issues import load_config
-
-    return {
-        normalise(a)
-        for repo in load_config(path).repo
-        if repo.split == split
-        for part in repo.github.split("/")
-        for a in aliases(part)
-    }
-
-
 def test_held_out_issue_task_repositories_are_refused() -> None:
-    held_out = issue_task_names(ROOT / "eval" / "issues.toml")
+    held_out = issue_task_names(ROOT / "eval" / "issues.toml", split="held-out")
     assert {"ripgrep", "burntsushi", "fzf", "behat"} <= held_out
     with pytest.raises(Refused, match="evaluated project"):
         check_excluded(Package("debian", "ripgrep", names=sorted(aliases("ripgrep"))), set(), held_out)
-    # Dev repositories are where choices are made: the model may have seen them (jsoup was).
+    # The bundled model saw jsoup, a dev repository (builds since refuse every split's).
     assert "jsoup" not in held_out and "jsoup" in issue_task_names(ROOT / "eval" / "issues.toml", split="dev")
 
 
@@ -175,7 +162,7 @@ def test_the_bundled_embedder_never_saw_a_held_out_project() -> None:
     evaluated = (
         eval_names([ROOT / "eval" / "sources.toml"])
         | commit_task_names(ROOT / "eval" / "commits.toml")
-        | issue_task_names(ROOT / "eval" / "issues.toml")
+        | issue_task_names(ROOT / "eval" / "issues.toml", split="held-out")
     )
     manifest = json.loads((ROOT / "scripts" / "embedder" / "data-manifest.json").read_text(encoding="utf-8"))
     assert len(manifest["packages"]) > 100

@@ -100,7 +100,9 @@ class LocalOnnxEmbedder:
         return session
 
     @staticmethod
-    def _session(threads: int, providers: list[str] | None = None) -> ort.InferenceSession:
+    def _session(threads: int, providers: list[str] | None = None, model: str = "model.onnx") -> ort.InferenceSession:
+        """A session on `model`, a file of MODEL_DIR (or a path: scripts/embedder/eval_model.py
+        measures trained query graphs through it)."""
         opts = ort.SessionOptions()
         opts.intra_op_num_threads = threads
         opts.inter_op_num_threads = 1
@@ -110,9 +112,7 @@ class LocalOnnxEmbedder:
         # spinning steals the cores the work needs: measured on this machine under load, turning
         # it off took the same texts from 21 to 35 chunks/s and from 46 to 28 ms CPU per chunk.
         opts.add_session_config_entry("session.intra_op.allow_spinning", "0")
-        return ort.InferenceSession(
-            str(MODEL_DIR / "model.onnx"), opts, providers=providers or ["CPUExecutionProvider"]
-        )
+        return ort.InferenceSession(str(MODEL_DIR / model), opts, providers=providers or ["CPUExecutionProvider"])
 
     def _documents(self) -> ort.InferenceSession:
         if self._docs is None:
