@@ -220,3 +220,30 @@ def test_a_name_reached_through_a_runtime_object_is_not_the_projects(tmp_path: P
     _put(manifest, root, _all(root))
     assert {(p, line) for p, line, _, _ in _refs(db, "Storage.parse", "lib/storage.ts")} == {("lib/use.ts", 3)}
     manifest.close()
+
+
+def test_in_cpp_a_member_counts_only_where_its_file_is_included(tmp_path: Path) -> None:
+    """ninja's one flat folder: `s.size()` in a file that does not include string_piece.hpp is a
+    std::string's, not `StringPiece::size`; in a file that includes it, or in the header itself,
+    it is the project's. A use through a standard type (`std::vector<int>::size_type`,
+    `numeric_limits<int>::max`) is never the project's, template arguments or not."""
+    root = tmp_path / "ws"
+    (root / "src").mkdir(parents=True)
+    (root / "src" / "string_piece.hpp").write_text(
+        "struct StringPiece {\n  size_t size() const { return len_; }\n  size_t max() const;\n"
+        "  size_t len_;\n  bool empty() const { return size() == 0; }\n};\n"
+    )
+    (root / "src" / "util.cc").write_text(
+        '#include "string_piece.hpp"\n\nsize_t Length(const StringPiece& p) {\n  return p.size();\n}\n'
+    )
+    (root / "src" / "build.cc").write_text(
+        "#include <string>\n#include <limits>\n\nsize_t Count(const std::string& s) {\n  return s.size();\n}\n"
+        "size_t Most() {\n  return std::numeric_limits<size_t>::max();\n}\n"
+    )
+    db = tmp_path / "manifest.sqlite"
+    manifest = Manifest(db)
+    _put(manifest, root, _all(root))
+    sizes = {(p, line) for p, line, _, _ in _refs(db, "StringPiece.size", "src/string_piece.hpp")}
+    assert sizes == {("src/string_piece.hpp", 5), ("src/util.cc", 4)}, sizes
+    assert _refs(db, "StringPiece.max", "src/string_piece.hpp") == set()
+    manifest.close()

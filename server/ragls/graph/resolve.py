@@ -18,6 +18,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from ragls.graph.read import Definition, GraphReader
+from ragls.languages import language_of
 from ragls.query.path_kinds import is_test_path
 
 SAME_FILE, IMPORTED, SAME_FOLDER, ELSEWHERE = 0, 1, 2, 3
@@ -40,6 +41,20 @@ globalthis os sys subprocess itertools functools collections typing logging shut
 strconv errors filepath ioutil std
 """.split()
 )
+# C++'s standard types, for uses in C and C++ files: `std::vector<Node*>::const_iterator` and
+# `numeric_limits<T>::max` reach no project definition (unless the project's own type of that
+# name is what the use names: `_names_it`).
+_CPP_STD = frozenset(
+    """
+vector string map set unordered_map unordered_set multimap deque list array pair tuple shared_ptr
+unique_ptr weak_ptr optional basic_string string_view numeric_limits allocator char_traits
+""".split()
+)
+# Languages where a file sees only what it includes: a member reached through an object from a
+# file that neither is nor includes the member's file is another type's (`x.size()` beside
+# `StringPiece::size` in ninja's one flat folder is a std::string's, mostly), where elsewhere a
+# file's own folder is its package (Go) or a likely neighbour.
+_INCLUDES_ONLY = frozenset({"c", "cpp"})
 
 
 def _stem_path(path: str) -> str:
@@ -103,7 +118,8 @@ class Ranked:
 
 
 def _qualifier_word(qualifier: str) -> str:
-    word = _QUALIFIER_SPLIT.split(qualifier.strip())[-1].strip().lower() if qualifier else ""
+    # Template arguments are not part of the name: `vector<Node*>` is `vector`.
+    word = _QUALIFIER_SPLIT.split(qualifier.strip())[-1].split("<", 1)[0].strip().lower() if qualifier else ""
     return "" if word in _SELF else word
 
 
@@ -179,10 +195,12 @@ class Resolver:
         found = self._best.get(key)
         if found is None:
             ranked = self.rank(candidates, from_path, qualifier)
-            if word in _RUNTIME:
+            includes_only = language_of(from_path) in _INCLUDES_ONLY
+            if word in _RUNTIME or (includes_only and word in _CPP_STD):
                 ranked = [r for r in ranked if r.qualified]
             elif word:
-                ranked = [r for r in ranked if r.tier < ELSEWHERE or r.qualified or not r.definition.scope]
+                limit = SAME_FOLDER if includes_only else ELSEWHERE
+                ranked = [r for r in ranked if r.tier < limit or r.qualified or not r.definition.scope]
             top = ranked[0].key if ranked else None
             found = self._best[key] = [r.definition for r in ranked if r.key == top]
         return found
