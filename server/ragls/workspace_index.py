@@ -150,13 +150,14 @@ class WorkspaceIndex(WorkspaceFolders):
             from ragls.api import budget
 
             top_k, max_chars = budget(p, rs)
-            # Each folder is asked for the whole topK; the context is built once, after fusion.
+            # Each folder is asked for the whole topK; the context is built again after fusion,
+            # from the fused chunks and the graph's signatures of the folders' contexts.
             answers = await asyncio.gather(
                 *(
                     self._ask(
                         f,
                         "retrieve",
-                        p.model_copy(update={"paths": g, "folders": None, "top_k": top_k, "max_chars": 0}),
+                        p.model_copy(update={"paths": g, "folders": None, "top_k": top_k, "max_chars": max_chars}),
                     )
                     for f, g in plan
                 )

@@ -164,6 +164,33 @@ async def test_a_saved_file_changes_its_edges_within_seconds(start: Starter, gra
     await s.eventually(gone, timeout=15)
 
 
+async def test_the_context_adds_the_signatures_of_callees_and_callers(start: Starter, graph_ws: Path) -> None:
+    """After the chunks, budget permitting, `<rag_context>` shows what the first hits call and
+    what calls them: their signatures only, marked `relation` and `of`; never in place of a
+    chunk (docs/protocol.md)."""
+    s = await start(graph_ws)
+    await s.wait_ready()
+    ask = {"query": "the cart's total with tax", "paths": ["shop/cart.py"], "topK": 5}
+    res = await s.request("rag/retrieve", {**ask, "maxChars": 4000})
+    assert "Cart" in [c["symbol"] for c in res["chunks"]], res["context"]
+    context = res["context"]
+    calls = (
+        '<code_context file="shop/pricing.py" lines="4-4" symbol="tax_rate" relation="calls" of="Cart">\n'
+        "def tax_rate(region: str) -> float:\n</code_context>\n"
+    )
+    called = '<code_context file="shop/checkout.py" lines="7-7" symbol="checkout" relation="called-by" of="Cart">'
+    assert calls in context and called in context, context
+    assert context.count("def checkout(") == 1  # once, however many hits it calls
+    chunks = context[: context.rindex("<code_context", 0, context.index(' relation="'))]
+    assert chunks.count("<code_context") == len(res["chunks"])  # every chunk first
+    assert "return render(" not in context  # signatures, not bodies
+
+    # No room left after the chunks: the chunks alone, as before.
+    plain = chunks + "</rag_context>"
+    tight = await s.request("rag/retrieve", {**ask, "maxChars": len(plain) + 10})
+    assert "relation=" not in tight["context"] and tight["context"].count("<code_context") == len(res["chunks"])
+
+
 async def test_multi_root_locations_carry_their_folder(start: Starter, graph_ws: Path, tmp_path: Path) -> None:
     store = tmp_path / "store"
     shutil.copytree(graph_ws / "shop", store / "shop")
@@ -185,6 +212,9 @@ async def test_multi_root_locations_carry_their_folder(start: Starter, graph_ws:
     rel = await related(s, symbol="nearest")
     assert [(d["folder"], d["path"]) for d in rel["definition"]] == [("web", "src/app.ts")]
     assert {(c["folder"], c["symbol"]) for c in rel["callees"]} >= {("web", "distanceKm")}
+    ask = {"query": "the cart's total with tax", "paths": ["store/shop/cart.py"], "topK": 1}
+    res = await s.request("rag/retrieve", ask)
+    assert 'file="store/shop/pricing.py" lines="4-4" symbol="tax_rate" relation="calls"' in res["context"]
 
     both = RepoMapResult.model_validate(await s.request("rag/repoMap", {"maxTokens": 500}))
     assert {f.folder for f in both.files} == {"store", "web"}

@@ -20,6 +20,7 @@ if TYPE_CHECKING:
     from ragls.config import Settings
 
 MAX_SCAN = 20_000  # uses of the names asked about read per question
+NEIGHBOUR_SCAN = 500  # uses of a hit's name read for its callers in the context (`neighbours`)
 _SEPARATORS = re.compile(r"::|#|->|\\")
 
 
@@ -99,6 +100,45 @@ class Graph:
             for u in uses
         ]
         return ReferencesResult(locations=locations, warnings=warnings)
+
+    # -- neighbours (the context's signatures) ------------------------------------------------
+    def neighbours(self, symbol: str, path: str, limit: int) -> tuple[list[Definition], list[Definition]]:
+        """The definitions that the definition `symbol` of `path` calls, and those that call it,
+        resolved as `related` resolves them, at most `limit` each (callees in the order of their
+        calls, callers by path); ([], []) when `path` defines no such symbol. Reads at most
+        NEIGHBOUR_SCAN uses of the name: a retrieval answer asks this of its first hits."""
+        _, ranked = self.targets(symbol, path)
+        target = next((d for d in ranked if d.path == path), None)
+        if target is None:
+            return [], []
+        seen = {(target.path, target.line)}
+        callees: list[Definition] = []
+        calls = [u for u in self.reader.uses_in(path, target.line, target.end_line) if u.kind == CALL]
+        by_name: dict[str, list[Definition]] = {}
+        for d in self.reader.definitions_named({u.name for u in calls}):
+            by_name.setdefault(d.name, []).append(d)
+        for u in calls:
+            found = self.resolver.best(by_name.get(u.name, []), path, u.qualifier)
+            if len(found) == 1 and (found[0].path, found[0].line) not in seen:  # an ambiguous call shows nothing
+                seen.add((found[0].path, found[0].line))
+                callees.append(found[0])
+                if len(callees) == limit:
+                    break
+        uses = [u for u in self.reader.uses([target.name], NEIGHBOUR_SCAN) if u.kind == CALL]
+        uses = sorted(
+            self.resolving(uses, self.reader.definitions(target.name), {target}), key=lambda u: (u.path, u.line)
+        )
+        holders = self.holders(uses)
+        callers: list[Definition] = []
+        for u in uses:
+            e = holders.get(u.path)
+            d = e.at(u.line) if e is not None else None
+            if d is not None and (d.path, d.line) not in seen:
+                seen.add((d.path, d.line))
+                callers.append(d)
+                if len(callers) == limit:
+                    break
+        return callees, callers
 
     # -- related ------------------------------------------------------------------------------
     def related(self, symbol: str | None, path: str | None, limit: int) -> RelatedResult:

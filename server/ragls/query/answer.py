@@ -15,6 +15,7 @@ from ragls.config import RetrievalSettings
 from ragls.embedding import EmbeddingError
 from ragls.protocol import ChunkOut, RetrieveResultOut
 from ragls.query.context import ContextChunk, format_context
+from ragls.query.graph_context import moved_blocks, neighbour_blocks
 from ragls.query.query_words import lookup_symbols, query_symbols
 from ragls.query.retrieval import (
     load_ranker,
@@ -120,6 +121,13 @@ def answer(
     except Exception as exc:  # the store can fail (remote down); chat must keep working
         log.error("retrieve failed: %s", exc)
         return failed(f"retrieval failed: {exc}")
+    if res.hits and res.context:
+        t0 = time.perf_counter()
+        extra = neighbour_blocks(idx.graph, res.hits)
+        if extra:
+            chunks = [ContextChunk(h.path, h.start_line, h.end_line, h.symbol, h.content) for h in res.hits]
+            res.context = format_context(chunks, max_chars, extra)
+        res.took_ms += (time.perf_counter() - t0) * 1000
     return retrieve_result(res, root, warnings)
 
 
@@ -169,6 +177,11 @@ def fuse(
             for c in chunks
         ],
         max_chars,
+        [
+            b
+            for name, _, res in ok
+            for b in moved_blocks(res.context, name, {c.symbol for c in chunks if c.folder == name and c.symbol})
+        ],
     )
     took = max((res.took_ms for _, _, res in ok), default=0.0) + (time.perf_counter() - t0) * 1000
     return RetrieveResultOut(context=context, chunks=chunks, took_ms=round(took, 2), warnings=warnings)
