@@ -15,7 +15,14 @@ sees exactly the folder ragls indexed. Precision and recall are micro-averaged o
 (path, line) pairs of every sampled symbol: precision = shared / ragls's, recall = shared /
 the server's; the definition's own line is left out of both, and so are the server's locations
 outside the folder (the standard library, dependencies). Results go to --out as JSON, with each
-repository's commit and licence, every symbol's misses and extras, and a table on stdout.
+repository's commit and licence, every symbol's misses and extras and the server's answer, and
+a table on stdout.
+
+    .venv/bin/python -m bench.graph_accuracy --rescore --out /tmp/graph-accuracy.json --work DIR
+
+re-scores ragls's side of a stored run with today's resolution code (resolution happens at query
+time, so `--work`'s indexes serve as they are) against the server answers the run stored:
+a change to graph/resolve.py is measured without starting a language server again.
 """
 
 from __future__ import annotations
@@ -576,6 +583,8 @@ def evaluate(repo: Repo, manifest: Path, unique: list[Def], ambiguous: list[Def]
                             "shared": len(ours & theirs),
                             "missed": sorted(theirs - ours),
                             "extra": sorted(ours - theirs),
+                            "definition_line": d.line,
+                            "server_locations": sorted(theirs),
                         }
                     )
         finally:
@@ -598,7 +607,7 @@ def table(rows: list[tuple[str, int, Tally, Tally]]) -> str:
 
 def main(argv: list[str] | None = None) -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], formatter_class=argparse.RawTextHelpFormatter)
-    p.add_argument("--repo", action="append", required=True, help="LANGUAGE=SOURCE[:PART,...] (repeat)")
+    p.add_argument("--repo", action="append", default=[], help="LANGUAGE=SOURCE[:PART,...] (repeat)")
     p.add_argument("--out", type=Path, required=True)
     p.add_argument("--work", type=Path, default=Path(tempfile.gettempdir()) / "graph-accuracy")
     p.add_argument("--unique", type=int, default=35, help="uniquely named symbols per repository")
@@ -606,7 +615,13 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--seed", type=int, default=53)
     p.add_argument("--timeout", type=float, default=30.0, help="seconds per references request")
     p.add_argument("--load-timeout", type=float, default=180.0, help="seconds for a server to load a project")
+    p.add_argument("--rescore", action="store_true", help="re-score --out's stored run with today's ragls (above)")
     args = p.parse_args(argv)
+    if args.rescore:
+        rescore(args)
+        return
+    if not args.repo:
+        p.error("give --repo (or --rescore)")
 
     repos = [Repo.parse(s) for s in args.repo]
     for tool in ("git", "tar"):
@@ -657,7 +672,40 @@ def main(argv: list[str] | None = None) -> None:
     write(args, results)
 
 
-def write(args: argparse.Namespace, results: list[dict[str, Any]], show: bool = True) -> None:
+def rescore(args: argparse.Namespace) -> None:
+    """ragls's side of every stored symbol again, from the indexes under --work, against the
+    server's stored locations; the run's file is rewritten with the new tallies (its symbols'
+    `ragls`, `shared`, `missed`, `extra` too) and the table printed."""
+    from ragls.config import Settings
+    from ragls.graph.relations import manifest_of
+
+    stored = json.loads(args.out.read_text())
+    settings = Settings.model_validate({"cacheDir": str(args.work / "cache")})
+    for r in stored["repositories"]:
+        root = args.work / "src" / re.sub(r"[^\w.-]", "_", r["repository"])
+        manifest = manifest_of(root, settings)
+        if not manifest.is_file():
+            raise SystemExit(f"{r['repository']}: no index under {args.work} (run without --rescore first)")
+        tallies = {"unique": Tally(), "ambiguous": Tally()}
+        for sym in r["symbols"]:
+            if "server_locations" not in sym:
+                raise SystemExit(f"{args.out} holds no server answers (a run before --rescore existed)")
+            theirs = {(p, line) for p, line in sym["server_locations"]}
+            own = {(sym["path"], sym["definition_line"]), (sym["path"], sym["line"])}
+            d = Def(sym["path"], sym["symbol"].rpartition(".")[2], sym["kind"], sym["symbol"].rpartition(".")[0], 0, 0)
+            ours, theirs = compared(ragls_references(manifest, d), theirs, own)
+            tallies[sym["group"]].add(ours, theirs)
+            sym.update(
+                ragls=len(ours), shared=len(ours & theirs), missed=sorted(theirs - ours), extra=sorted(ours - theirs)
+            )
+        r["unique"], r["ambiguous"] = tallies["unique"].report(), tallies["ambiguous"].report()
+    args.seed = stored.get("seed", args.seed)
+    write(args, stored["repositories"], servers=stored.get("servers"))
+
+
+def write(
+    args: argparse.Namespace, results: list[dict[str, Any]], show: bool = True, servers: dict[str, str] | None = None
+) -> None:
     by_lang: dict[str, list[dict[str, Any]]] = {}
     for r in results:
         by_lang.setdefault(r["language"], []).append(r)
@@ -676,7 +724,7 @@ def write(args: argparse.Namespace, results: list[dict[str, Any]], show: bool = 
             {
                 "command": " ".join(sys.argv),
                 "seed": args.seed,
-                "servers": server_versions(set(by_lang)),
+                "servers": servers or server_versions(set(by_lang)),
                 "languages": languages,
                 "repositories": results,
             },
