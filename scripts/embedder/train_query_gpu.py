@@ -32,7 +32,6 @@ import lzma
 import math
 import random
 import sys
-import tempfile
 import time
 import zlib
 from collections import defaultdict
@@ -47,6 +46,7 @@ sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(HERE.parent))
 from pairkey import question_text  # noqa: E402
 from train_gpu import embed, encode, load_model  # noqa: E402
+from train_reranker_gpu import split_parts  # noqa: E402
 
 PART = 15 * 1024 * 1024
 DEFAULTS = {"lr": 5e-5, "epochs": 3.0, "names": 0.0, "anchor": 0.0, "scale": 20.0, "others": 2048.0}
@@ -308,41 +308,11 @@ def train_variant(  # type: ignore[no-untyped-def]
 
 def export(model, tok, path: Path) -> float:  # type: ignore[no-untyped-def]
     """int8 ONNX exactly as scripts/export_model.py makes the bundled graph; returns the minimum
-    mean-pooled cosine of the graph to the float weights on sample questions."""
-    from onnxruntime.quantization import QuantType, quantize_dynamic
-
-    from export_model import SAMPLES, graph_cosines
+    mean-pooled cosine of the graph to the float weights on its sample texts."""
+    from export_model import export_int8, graph_cosines
 
     model = copy.deepcopy(model).float().cpu().eval()
-    enc = tok(SAMPLES, padding=True, truncation=True, max_length=256, return_tensors="pt")
-    names = ["input_ids", "attention_mask", "token_type_ids"]
-    axes = {n: {0: "batch", 1: "seq"} for n in names}
-    axes["last_hidden_state"] = {0: "batch", 1: "seq"}
-
-    class Wrapper(torch.nn.Module):
-        def __init__(self) -> None:
-            super().__init__()
-            self.bert = model
-
-        def forward(self, input_ids, attention_mask, token_type_ids):  # type: ignore[no-untyped-def]
-            return self.bert(
-                input_ids=input_ids, attention_mask=attention_mask, token_type_ids=token_type_ids
-            ).last_hidden_state
-
-    with tempfile.TemporaryDirectory() as tmp:
-        fp32 = Path(tmp) / "fp32.onnx"
-        torch.onnx.export(
-            Wrapper().eval(),
-            (enc["input_ids"], enc["attention_mask"], enc["token_type_ids"]),
-            str(fp32),
-            input_names=names,
-            output_names=["last_hidden_state"],
-            dynamic_axes=axes,
-            opset_version=17,
-            dynamo=False,
-        )
-        quantize_dynamic(str(fp32), str(path), per_channel=True, weight_type=QuantType.QInt8)
-    return float(graph_cosines(model, path, enc).min())
+    return float(graph_cosines(model, path, export_int8(model, tok, path)).min())
 
 
 def onnx_queries(path: Path, tok, texts: list[str], n: int, batch: int = 256) -> torch.Tensor:  # type: ignore[no-untyped-def]
@@ -365,17 +335,6 @@ def onnx_queries(path: Path, tok, texts: list[str], n: int, batch: int = 256) ->
         pooled = (hidden * mask).sum(1) / np.maximum(mask.sum(1), 1e-9)
         out.append(pooled / np.linalg.norm(pooled, axis=1, keepdims=True))
     return torch.from_numpy(np.concatenate(out)).float()
-
-
-def split(path: Path) -> list[str]:
-    blob = path.read_bytes()
-    names = []
-    for i in range(0, len(blob), PART):
-        name = f"{path.name}.part{i // PART}"
-        (path.parent / name).write_bytes(blob[i : i + PART])
-        names.append(name)
-    path.unlink()
-    return names
 
 
 def main() -> int:
@@ -459,7 +418,7 @@ def main() -> int:
         q[data.val] = onnx_queries(path, tok, [data.questions[i] for i in data.val], args.query_tokens)
         run["val_int8"] = validate(q.to(vecs.device), vecs, data)
         run["val_int8_names"] = validate(q.to(vecs.device), names, data)
-        run["parts"] = split(path)
+        run["parts"] = split_parts(path)
         print("exported", run["variant"], run["cosine_min_vs_fp32"], run["val_int8"]["mrr_at_10"], flush=True)
     report["total_seconds"] = round(time.monotonic() - t_start, 1)
     (args.out / "report.json").write_text(json.dumps(report, indent=2) + "\n")
