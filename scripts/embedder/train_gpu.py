@@ -143,16 +143,22 @@ def validate(model, tok, val: list[dict], args: argparse.Namespace, device: torc
     return {"mrr_at_10": round(float(np.mean(rr)), 4), "questions": len(rr)}
 
 
+def package_pieces(by_package: dict[str, list[int]], size: int, rng: random.Random) -> list[list[int]]:
+    """Each package's items shuffled and cut in pieces of `size`, the pieces shuffled: batches
+    made of a few pieces hold their packages' siblings as each other's negatives."""
+    pieces = []
+    for idx in by_package.values():
+        rng.shuffle(idx)
+        pieces.extend(idx[k : k + size] for k in range(0, len(idx), size))
+    rng.shuffle(pieces)
+    return pieces
+
+
 def batches_of(pairs: list[dict], size: int, rng: random.Random) -> list[list[int]]:
     by_repo: dict[str, list[int]] = defaultdict(list)
     for i, p in enumerate(pairs):
         by_repo[p["package"]].append(i)
-    half = size // 2
-    pieces = []
-    for idx in by_repo.values():
-        rng.shuffle(idx)
-        pieces.extend(idx[k : k + half] for k in range(0, len(idx), half))
-    rng.shuffle(pieces)
+    pieces = package_pieces(by_repo, size // 2, rng)
     out = []
     while len(pieces) >= 2:
         batch = pieces.pop() + pieces.pop()

@@ -45,7 +45,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(HERE.parent))
 from pairkey import question_text  # noqa: E402
-from train_gpu import embed, encode, load_model  # noqa: E402
+from train_gpu import embed, encode, load_model, package_pieces  # noqa: E402
 from train_reranker_gpu import split_parts  # noqa: E402
 
 PART = 15 * 1024 * 1024
@@ -177,16 +177,8 @@ def batches(data: Data, size: int, per_batch: int, rng: random.Random) -> list[l
     by_pkg: dict[str, list[int]] = defaultdict(list)
     for i in data.train:
         by_pkg[data.package[i]].append(i)
-    share = max(1, size // per_batch)
-    pieces = []
-    for idx in by_pkg.values():
-        rng.shuffle(idx)
-        pieces.extend(idx[k : k + share] for k in range(0, len(idx), share))
-    rng.shuffle(pieces)
-    out = []
-    for k in range(0, len(pieces), per_batch):
-        out.append([i for piece in pieces[k : k + per_batch] for i in piece])
-    return out
+    pieces = package_pieces(by_pkg, max(1, size // per_batch), rng)
+    return [[i for piece in pieces[k : k + per_batch] for i in piece] for k in range(0, len(pieces), per_batch)]
 
 
 def validate(q: torch.Tensor, vecs: torch.Tensor, data: Data) -> dict[str, object]:
