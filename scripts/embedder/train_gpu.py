@@ -143,6 +143,14 @@ def validate(model, tok, val: list[dict], args: argparse.Namespace, device: torc
     return {"mrr_at_10": round(float(np.mean(rr)), 4), "questions": len(rr)}
 
 
+def optimise(opt: torch.optim.Optimizer, model: torch.nn.Module, loss: torch.Tensor) -> None:
+    """One step: gradients of `loss`, clipped at norm 1.0, applied."""
+    opt.zero_grad()
+    loss.backward()
+    torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+    opt.step()
+
+
 def package_pieces(by_package: dict[str, list[int]], size: int, rng: random.Random) -> list[list[int]]:
     """Each package's items shuffled and cut in pieces of `size`, the pieces shuffled: batches
     made of a few pieces hold their packages' siblings as each other's negatives."""
@@ -282,10 +290,7 @@ def main() -> int:
         rank_loss = (F.cross_entropy(scores, labels) + F.cross_entropy(scores[:, :n].T, labels)) / 2
         anchor = (1 - (c * c_ref).sum(-1)).mean()
         loss = rank_loss + args.anchor * anchor
-        opt.zero_grad()
-        loss.backward()
-        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
-        opt.step()
+        optimise(opt, model, loss)
         if step % 10 == 0:
             row = {
                 "step": step,

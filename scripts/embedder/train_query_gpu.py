@@ -45,7 +45,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(HERE.parent))
 from pairkey import question_text  # noqa: E402
-from train_gpu import embed, encode, load_model, package_pieces  # noqa: E402
+from train_gpu import embed, encode, load_model, optimise, package_pieces  # noqa: E402
 from train_reranker_gpu import split_parts  # noqa: E402
 
 PART = 15 * 1024 * 1024
@@ -277,10 +277,7 @@ def train_variant(  # type: ignore[no-untyped-def]
         if v["anchor"]:
             idx = torch.tensor(batch, device=device)
             loss = loss + v["anchor"] * (1 - (q * q0[idx]).sum(-1)).mean()
-        opt.zero_grad()
-        loss.backward()
-        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
-        opt.step()
+        optimise(opt, model, loss)
         if step % 20 == 0:
             row = {
                 "variant": label(v),

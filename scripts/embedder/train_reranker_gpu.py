@@ -45,7 +45,7 @@ import torch.nn.functional as F
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from dequantize import dequantized
-from train_gpu import HUMP, PART, read_jsonl
+from train_gpu import HUMP, PART, optimise, read_jsonl
 
 CLS, SEP = 101, 102
 
@@ -324,10 +324,7 @@ def train_one(args, layers: int, minutes: float, state, tok, pairs, texts, group
             mat[r, :n] = s[k : k + n]
             k += n
         loss = F.cross_entropy(mat, torch.zeros(len(sizes), dtype=torch.long, device=device))
-        opt.zero_grad()
-        loss.backward()
-        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
-        opt.step()
+        optimise(opt, model, loss)
         if step % 20 == 0:
             row = {
                 "model": name,
