@@ -7,6 +7,7 @@ MAX_SCAN uses are read, each list is cut to the caller's limit, and the cut is s
 from __future__ import annotations
 
 import re
+import time
 from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -20,7 +21,8 @@ if TYPE_CHECKING:
     from ragls.config import Settings
 
 MAX_SCAN = 20_000  # uses of the names asked about read per question
-NEIGHBOUR_SCAN = 500  # uses of a hit's name read for its callers in the context (`neighbours`)
+NEIGHBOUR_SCAN = 200  # uses of a hit's name read for its callers in the context (`neighbours`)
+NEIGHBOUR_STEP = 25  # of them resolved at a time
 _SEPARATORS = re.compile(r"::|#|->|\\")
 
 
@@ -102,11 +104,15 @@ class Graph:
         return ReferencesResult(locations=locations, warnings=warnings)
 
     # -- neighbours (the context's signatures) ------------------------------------------------
-    def neighbours(self, symbol: str, path: str, limit: int) -> tuple[list[Definition], list[Definition]]:
+    def neighbours(
+        self, symbol: str, path: str, limit: int, deadline: float = float("inf")
+    ) -> tuple[list[Definition], list[Definition]]:
         """The definitions that the definition `symbol` of `path` calls, and those that call it,
         resolved as `related` resolves them, at most `limit` each (callees in the order of their
         calls, callers by path); ([], []) when `path` defines no such symbol. Reads at most
-        NEIGHBOUR_SCAN uses of the name: a retrieval answer asks this of its first hits."""
+        NEIGHBOUR_SCAN uses of the name and resolves them a few files at a time, until `limit`
+        callers are found or `time.monotonic()` passes `deadline`: a retrieval answer asks this
+        of its first hits, and a common name (`new`, `get`) has uses everywhere."""
         _, ranked = self.targets(symbol, path)
         target = next((d for d in ranked if d.path == path), None)
         if target is None:
@@ -124,20 +130,25 @@ class Graph:
                 callees.append(found[0])
                 if len(callees) == limit:
                     break
-        uses = [u for u in self.reader.uses([target.name], NEIGHBOUR_SCAN) if u.kind == CALL]
-        uses = sorted(
-            self.resolving(uses, self.reader.definitions(target.name), {target}), key=lambda u: (u.path, u.line)
-        )
-        holders = self.holders(uses)
         callers: list[Definition] = []
-        for u in uses:
-            e = holders.get(u.path)
-            d = e.at(u.line) if e is not None else None
-            if d is not None and (d.path, d.line) not in seen:
-                seen.add((d.path, d.line))
-                callers.append(d)
-                if len(callers) == limit:
-                    break
+        uses = sorted(
+            (u for u in self.reader.uses([target.name], NEIGHBOUR_SCAN) if u.kind == CALL),
+            key=lambda u: (u.path, u.line),
+        )
+        candidates = self.reader.definitions(target.name)
+        for k in range(0, len(uses), NEIGHBOUR_STEP):
+            if len(callers) == limit or (k and time.monotonic() > deadline):  # the first step always
+                break
+            part = self.resolving(uses[k : k + NEIGHBOUR_STEP], candidates, {target})
+            holders = self.holders(part)
+            for u in part:
+                e = holders.get(u.path)
+                d = e.at(u.line) if e is not None else None
+                if d is not None and (d.path, d.line) not in seen:
+                    seen.add((d.path, d.line))
+                    callers.append(d)
+                    if len(callers) == limit:
+                        break
         return callees, callers
 
     # -- related ------------------------------------------------------------------------------

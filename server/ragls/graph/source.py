@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import sqlite3
 import threading
+import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -20,16 +21,20 @@ class GraphSource:
     def __init__(self, manifest: Callable[[], Path | None]) -> None:
         self._manifest = manifest
         self._lock = threading.Lock()
-        self._paths: tuple[tuple[int, int], PathIndex] | None = None
+        self._paths: tuple[tuple[int, int], float, PathIndex] | None = None
 
     @contextmanager
-    def open(self) -> Iterator[Graph]:
-        """The graph for one question; LookupError when the index has no manifest open."""
+    def open(self, stale_s: float = 0.0) -> Iterator[Graph]:
+        """The graph for one question; LookupError when the index has no manifest open.
+        `stale_s`: the file paths (import resolution) may be that many seconds old. While a
+        pass indexes, the files change with every batch, and reading 10,000 paths again costs
+        ~45 ms per question: an answer's context signatures (graph_context) take the last ones,
+        a question about the graph itself (references, related) the current ones."""
         manifest = self._manifest()
         if manifest is None:
             raise LookupError("the index is not open")
         with GraphReader(manifest) as reader:
-            yield Graph(reader, self._path_index(reader))
+            yield Graph(reader, self._path_index(reader, stale_s))
 
     def rank_files(self, seeds: dict[str, float], named: set[str], n: int) -> list[str]:
         """repo_map.file_ranking over the index's graph; [] when there is none to read (a
@@ -40,13 +45,16 @@ class GraphSource:
         except (LookupError, sqlite3.Error):
             return []
 
-    def _path_index(self, reader: GraphReader) -> PathIndex:
-        version = reader.files_version()
+    def _path_index(self, reader: GraphReader, stale_s: float = 0.0) -> PathIndex:
+        now = time.monotonic()
         with self._lock:
             cached = self._paths
-            if cached is not None and cached[0] == version:
-                return cached[1]
+            if cached is not None and now - cached[1] < stale_s:
+                return cached[2]
+        version = reader.files_version()
+        if cached is not None and cached[0] == version:
+            return cached[2]
         paths = PathIndex(reader.files())
         with self._lock:
-            self._paths = (version, paths)
+            self._paths = (version, now, paths)
         return paths

@@ -35,6 +35,7 @@ log = logging.getLogger(__name__)
 # A request that asks for the git history waits this long for its first read (0.5-2 s for 1,000
 # commits, docs/history/evaluation-log.md); later reads happen while the previous history answers.
 FIRST_HISTORY_WAIT = 10.0
+ROOM_FOR_SIGNATURES = 120  # characters left in the budget under which no signature is looked for
 
 
 def failed(error: str) -> RetrieveResultOut:
@@ -121,7 +122,9 @@ def answer(
     except Exception as exc:  # the store can fail (remote down); chat must keep working
         log.error("retrieve failed: %s", exc)
         return failed(f"retrieval failed: {exc}")
-    if res.hits and res.context:
+    # The graph's signatures go in the room the chunks leave (a block is ~100-200 characters):
+    # none left, no graph read.
+    if res.hits and res.context and max_chars - len(res.context) >= ROOM_FOR_SIGNATURES:
         t0 = time.perf_counter()
         extra = neighbour_blocks(idx.graph, res.hits)
         if extra:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 import sqlite3
+import time
 from collections.abc import Sequence
 
 from ragls.escaping import attr
@@ -16,6 +17,12 @@ from ragls.query.context import ContextChunk, block
 from ragls.query.retrieval import Hit
 
 HITS = 3  # the first hits with a symbol whose neighbours are shown
+# The file paths the context's imports resolve against may be this old (GraphSource.open): while a
+# large folder indexes, reading them again for every question doubled rag/retrieve's p95.
+PATHS_STALE_S = 30.0
+# What the signatures may add to an answer: hits past it show none (a common name's callers are
+# many uses to resolve; the chunks are the answer, the signatures a bonus).
+BUDGET_S = 0.015
 PER_HIT = 3  # callees and callers each, per hit
 # A block this module made, as found in an answer's context (a multi-root answer moves them).
 RELATION_BLOCK = re.compile(
@@ -28,11 +35,14 @@ def neighbour_blocks(source: GraphSource, hits: Sequence[Hit]) -> list[str]:
     inside a hit (its code is in the answer already)."""
     out: list[ContextChunk] = []
     seen: set[tuple[str, int]] = set()
+    deadline = time.monotonic() + BUDGET_S
     try:
-        with source.open() as graph:
-            for hit in [h for h in hits if h.symbol][:HITS]:
+        with source.open(PATHS_STALE_S) as graph:
+            for n, hit in enumerate([h for h in hits if h.symbol][:HITS]):
+                if n and time.monotonic() > deadline:  # the first hit's always
+                    break
                 assert hit.symbol is not None
-                callees, callers = graph.neighbours(hit.symbol, hit.path, PER_HIT)
+                callees, callers = graph.neighbours(hit.symbol, hit.path, PER_HIT, deadline)
                 for relation, defs in (("calls", callees), ("called-by", callers)):
                     for d in defs:
                         inside = any(h.path == d.path and h.start_line <= d.line <= h.end_line for h in hits)
