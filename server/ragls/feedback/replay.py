@@ -245,13 +245,9 @@ def _text(rep: Replay) -> str:
 
 def cmd_eval_feedback(a: argparse.Namespace) -> int:
     from ragls.frontends.cli.workspace_open import open_workspace as _open
-    from ragls.frontends.cli.workspace_open import root_dir as _root
+    from ragls.frontends.cli.workspace_open import rated_folder
 
-    root = _root(a.feedback)
-    try:
-        records = store.load(root)
-    except store.FeedbackStoreError as exc:
-        raise SystemExit(f"ragls: {label(str(exc))}") from exc
+    root, records = rated_folder(a.feedback)
 
     async def run() -> list[Case]:
         if not records:

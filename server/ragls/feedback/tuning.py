@@ -270,13 +270,9 @@ def tuned_info(root: Path) -> TunedInfo | str | None:
 
 def cmd_tune(a: argparse.Namespace) -> int:
     from ragls.frontends.cli.workspace_open import open_workspace as _open
-    from ragls.frontends.cli.workspace_open import root_dir as _root
+    from ragls.frontends.cli.workspace_open import rated_folder
 
-    root = _root(a.path)
-    try:
-        records = store.load(root)
-    except store.FeedbackStoreError as exc:
-        raise SystemExit(f"ragls: {label(str(exc))}") from exc
+    root, records = rated_folder(a.path)
 
     async def run() -> TuneResult:
         if (few := too_few(root, records)) is not None:  # said without opening the index

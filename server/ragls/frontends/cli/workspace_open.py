@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 from ragls.escaping import label
 
 if TYPE_CHECKING:
+    from ragls.feedback.store import FeedbackRecord
     from ragls.protocol import IndexStatus
     from ragls.workspace_index import WorkspaceIndex
 
@@ -22,6 +23,18 @@ def root_dir(arg: str) -> Path:
     if not root.is_dir():
         raise SystemExit(f"ragls: {label(arg)} is not a directory")
     return root
+
+
+def rated_folder(arg: str) -> tuple[Path, list[FeedbackRecord]]:
+    """A command's folder and its ratings; a folder that is none, or ratings that cannot be
+    read, end the command with why (`ragls feedback --tune`, `ragls eval --feedback`)."""
+    from ragls.feedback import store
+
+    root = root_dir(arg)
+    try:
+        return root, store.load(root)
+    except store.FeedbackStoreError as exc:
+        raise SystemExit(f"ragls: {label(str(exc))}") from exc
 
 
 def root_dirs(args: list[str]) -> list[Path]:
