@@ -51,6 +51,19 @@ def _rows(db: Path, table: str, path: str) -> int:
     return int(n)
 
 
+def _indexed(tmp_path: Path, files: dict[str, str]) -> Path:
+    """These files (path -> text) written to a folder and put in a manifest: its database."""
+    root = tmp_path / "ws"
+    for rel, text in files.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(text)
+    db = tmp_path / "manifest.sqlite"
+    manifest = Manifest(db)
+    _put(manifest, root, _all(root))
+    manifest.close()
+    return db
+
+
 def _refs(db: Path, symbol: str, path: str | None = None) -> set[tuple[str, int, str | None, str]]:
     return {(loc.path, loc.line, loc.symbol, loc.kind) for loc in references_of(db, symbol, path)}
 
@@ -183,43 +196,32 @@ def test_a_member_reached_from_far_away_through_an_object_is_another_types(tmp_p
     """`x.create()` in a file that neither is, imports nor sits beside `Ky.create`'s file, and
     whose object is not named `Ky`, is some other type's `create` (`Object.create`): no use of
     it. Through the type's name, from an importing file, or from a file beside it, it is."""
-    root = tmp_path / "ws"
-    (root / "lib").mkdir(parents=True)
-    (root / "app").mkdir()
-    (root / "lib" / "ky.ts").write_text(
-        "export class Ky {\n  static create(x: number): Ky {\n    return new Ky();\n  }\n}\n"
+    db = _indexed(
+        tmp_path,
+        {
+            "lib/ky.ts": "export class Ky {\n  static create(x: number): Ky {\n    return new Ky();\n  }\n}\n",
+            "lib/retry.ts": "export function retry(k: any) {\n  return k.create(2);\n}\n",
+            "app/main.ts": "import { Ky } from '../lib/ky';\n\nexport function main(k: any) {\n  Ky.create(1);\n"
+            "  return k.create(3);\n}\n",
+            "app/other.ts": "export function other(o: any) {\n  const a = Object.create(null);\n  return o.create(a);\n}\n",
+        },
     )
-    (root / "lib" / "retry.ts").write_text("export function retry(k: any) {\n  return k.create(2);\n}\n")
-    (root / "app" / "main.ts").write_text(
-        "import { Ky } from '../lib/ky';\n\nexport function main(k: any) {\n  Ky.create(1);\n  return k.create(3);\n}\n"
-    )
-    (root / "app" / "other.ts").write_text(
-        "export function other(o: any) {\n  const a = Object.create(null);\n  return o.create(a);\n}\n"
-    )
-    db = tmp_path / "manifest.sqlite"
-    manifest = Manifest(db)
-    _put(manifest, root, _all(root))
     found = {(p, line) for p, line, _, _ in _refs(db, "Ky.create", "lib/ky.ts")}
     assert found == {("app/main.ts", 4), ("app/main.ts", 5), ("lib/retry.ts", 2)}, found
-    manifest.close()
 
 
 def test_a_name_reached_through_a_runtime_object_is_not_the_projects(tmp_path: Path) -> None:
     """`JSON.parse` beside the project's one `Storage.parse` is the runtime's; `store.parse` is
     the project's (same folder, no type to tell otherwise)."""
-    root = tmp_path / "ws"
-    (root / "lib").mkdir(parents=True)
-    (root / "lib" / "storage.ts").write_text(
-        "export class Storage {\n  parse(text: string): string {\n    return text;\n  }\n}\n"
+    db = _indexed(
+        tmp_path,
+        {
+            "lib/storage.ts": "export class Storage {\n  parse(text: string): string {\n    return text;\n  }\n}\n",
+            "lib/use.ts": "export function load(store: any, raw: string) {\n  const a = JSON.parse(raw);\n"
+            "  return store.parse(a);\n}\n",
+        },
     )
-    (root / "lib" / "use.ts").write_text(
-        "export function load(store: any, raw: string) {\n  const a = JSON.parse(raw);\n  return store.parse(a);\n}\n"
-    )
-    db = tmp_path / "manifest.sqlite"
-    manifest = Manifest(db)
-    _put(manifest, root, _all(root))
     assert {(p, line) for p, line, _, _ in _refs(db, "Storage.parse", "lib/storage.ts")} == {("lib/use.ts", 3)}
-    manifest.close()
 
 
 def test_in_cpp_a_member_counts_only_where_its_file_is_included(tmp_path: Path) -> None:
@@ -227,23 +229,16 @@ def test_in_cpp_a_member_counts_only_where_its_file_is_included(tmp_path: Path) 
     std::string's, not `StringPiece::size`; in a file that includes it, or in the header itself,
     it is the project's. A use through a standard type (`std::vector<int>::size_type`,
     `numeric_limits<int>::max`) is never the project's, template arguments or not."""
-    root = tmp_path / "ws"
-    (root / "src").mkdir(parents=True)
-    (root / "src" / "string_piece.hpp").write_text(
-        "struct StringPiece {\n  size_t size() const { return len_; }\n  size_t max() const;\n"
-        "  size_t len_;\n  bool empty() const { return size() == 0; }\n};\n"
+    db = _indexed(
+        tmp_path,
+        {
+            "src/string_piece.hpp": "struct StringPiece {\n  size_t size() const { return len_; }\n"
+            "  size_t max() const;\n  size_t len_;\n  bool empty() const { return size() == 0; }\n};\n",
+            "src/util.cc": '#include "string_piece.hpp"\n\nsize_t Length(const StringPiece& p) {\n  return p.size();\n}\n',
+            "src/build.cc": "#include <string>\n#include <limits>\n\nsize_t Count(const std::string& s) {\n"
+            "  return s.size();\n}\nsize_t Most() {\n  return std::numeric_limits<size_t>::max();\n}\n",
+        },
     )
-    (root / "src" / "util.cc").write_text(
-        '#include "string_piece.hpp"\n\nsize_t Length(const StringPiece& p) {\n  return p.size();\n}\n'
-    )
-    (root / "src" / "build.cc").write_text(
-        "#include <string>\n#include <limits>\n\nsize_t Count(const std::string& s) {\n  return s.size();\n}\n"
-        "size_t Most() {\n  return std::numeric_limits<size_t>::max();\n}\n"
-    )
-    db = tmp_path / "manifest.sqlite"
-    manifest = Manifest(db)
-    _put(manifest, root, _all(root))
     sizes = {(p, line) for p, line, _, _ in _refs(db, "StringPiece.size", "src/string_piece.hpp")}
     assert sizes == {("src/string_piece.hpp", 5), ("src/util.cc", 4)}, sizes
     assert _refs(db, "StringPiece.max", "src/string_piece.hpp") == set()
-    manifest.close()
