@@ -96,6 +96,8 @@ class LocalIndex(IndexApi):
         self.index = self.indexer.handle
         self.watcher: Watcher | None = None
         self.buffers = buffers if buffers is not None else Buffers()
+        self._sent: dict[str, str] = {}  # the buffer text last given to the indexer, per file
+        self._sent_lock = threading.Lock()
         self._handlers: dict[Method, Callable[[BaseModel, str], BaseModel]] = {
             HELLO: self._hello,
             STATUS: self._status,
@@ -192,15 +194,15 @@ class LocalIndex(IndexApi):
 
     def _refresh(self, rel: str) -> None:
         """Give the indexer the text that wins for `rel` now, if that changed."""
-        text = self.buffers.winner(rel)
-        with self.indexer.state.lock:
-            current = self.indexer.state.open_docs.get(rel)
-        if text == current:
-            return
-        if text is None:
-            self.indexer.close_document(rel)
-        else:
-            self.indexer.open_document(rel, text)
+        with self._sent_lock:  # two editors at once: the indexer hears the winners in order
+            text = self.buffers.winner(rel)
+            if self._sent.get(rel) == text:
+                return
+            if text is None:
+                self._sent.pop(rel, None)
+            else:
+                self._sent[rel] = text
+            self.indexer.set_buffer(rel, text)
 
     def _usable(self, wait: float) -> str | None:
         """None when the store can answer, else why not."""
@@ -293,9 +295,7 @@ class LocalIndex(IndexApi):
     # -- the code graph (ragls.graph) --------------------------------------------------------
     def _graph_warnings(self) -> list[str]:
         """What makes a graph answer incomplete: files not indexed yet (their rows are missing)."""
-        st = self.indexer.state
-        with st.lock:
-            waiting = sum(1 for p in st.pending if p not in st.failed)
+        waiting = self.indexer.counters().waiting
         if waiting:
             return [f"the index is still being built ({waiting} files waiting): results may be incomplete"]
         return []

@@ -105,7 +105,7 @@ def test_a_file_opened_mid_pass_is_indexed_before_the_rest(tmp_path: Path) -> No
     idx = Indexer(ws, Settings.model_validate({"cacheDir": str(tmp_path / "cache")}))
     try:
         text = target.read_text()
-        waiting, _ = _run_until(idx, "pkg0/zz_target.py", lambda: idx.open_document("pkg0/zz_target.py", text))
+        waiting, _ = _run_until(idx, "pkg0/zz_target.py", lambda: idx.set_buffer("pkg0/zz_target.py", text))
         assert waiting > N_FILES // 2, waiting
         assert idx.seeker.searches == 0
     finally:

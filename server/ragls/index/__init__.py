@@ -1,7 +1,8 @@
 """The index of one folder, in parts a reader can take one at a time:
 
 - `state.py`: what is known about every file (records, pending work, skips, failures, open
-  buffers, errors, counters), behind one lock; `counters()` is what the status is made of.
+  buffers, errors, counters), written by the worker thread only; what it publishes after each
+  step (`Published`) is what the status and queries read, without a lock.
 - `handle.py`: the open resources (store, manifest, embedding cache, embedder, breaker, git
   history) and the index folder's life; queries read through it, never through the worker.
 - `plan.py`: what a scan has to do, decided without I/O.
@@ -9,7 +10,7 @@
   `reconcile` on open.
 - `lexical_pass.py`: scans, change sets and the lexical pass (in this thread or worker processes).
 - `backfill.py`: dense vectors for the chunks stored without one.
-- `jobs.py`: the worker's inbox, coalesced.
+- `jobs.py`: the worker's inbox, coalesced, and other threads' edits of the state.
 - `worker.py`: `Indexer`, the worker thread's loop, its `Phase` and fault model.
 
 Nothing is imported here, so importing one part does not load the others."""

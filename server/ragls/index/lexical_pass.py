@@ -258,6 +258,7 @@ class LexicalPass:
         memory.trim()  # the batch's results and payloads are freed: give the pages back
         if self.jobs.stopping():
             return False
+        self.state.apply_edits(self.jobs.edits())  # files a question named, buffers
         self._index_urgent()
         if not self.jobs.empty():
             if not handle_jobs:

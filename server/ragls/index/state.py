@@ -1,8 +1,11 @@
-"""What the index knows about every file, in memory, behind one lock, and the frozen counters
-the status is made of (`status.index_status` turns them into an `IndexStatus`).
+"""What the index knows about every file, in memory, and what the worker publishes of it.
 
-The worker thread is the only writer: it reads without the lock and writes under it. Request
-threads (status, `busy`, the seeker, retrieval's path filter) read under it."""
+The worker thread is the only writer: it reads without the lock and writes under it; other
+threads post their edits (open buffers, asked-for files, a retry, an error) to its queue
+(`jobs.py`), and it applies them between steps (`apply_edits`). After each step it publishes a
+`Published`: the status's counters and the indexed paths, frozen, swapped in one assignment.
+The status and queries read the last one and never take the lock; the seeker still reads the
+pending files under it (tests/unit/test_state_owner.py checks who writes)."""
 
 from __future__ import annotations
 
@@ -13,7 +16,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from enum import StrEnum
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Literal
 
 from ragls.faults import Fault
 from ragls.store.manifest import DENSE, LEXICAL, FileRecord, SkippedFile
@@ -63,6 +66,7 @@ class Records(dict[str, FileRecord]):
 
     def __init__(self, items: Iterable[tuple[str, FileRecord]] = ()) -> None:
         super().__init__(items)  # in bulk: a warm start loads every record of the manifest
+        self.version = 0  # counts changes to the set of paths: a new one is published then
         statuses = [r.status for r in self.values()]
         self.dense = statuses.count(DENSE)
         self.lexical = statuses.count(LEXICAL) + self.dense
@@ -79,17 +83,21 @@ class Records(dict[str, FileRecord]):
         old = super().get(key)
         if old is not None:
             self._count(old, -1)
+        if old is None:
+            self.version += 1
         super().__setitem__(key, rec)
         self._count(rec, 1)
 
     def __delitem__(self, key: str) -> None:
         self._count(self[key], -1)
         super().__delitem__(key)
+        self.version += 1
 
     def pop(self, key: str, *default: FileRecord | None) -> FileRecord | None:  # type: ignore[override]
         if key in self:
             rec = super().pop(key)
             self._count(rec, -1)
+            self.version += 1
             return rec
         if default:
             return default[0]
@@ -98,6 +106,7 @@ class Records(dict[str, FileRecord]):
     def clear(self) -> None:
         super().clear()
         self.lexical = self.dense = self.chunks = 0
+        self.version += 1
 
     def set_status(self, key: str, status: str) -> None:
         rec = self[key]
@@ -145,6 +154,28 @@ class IndexCounters:
     errors: tuple[ErrorEntry, ...]
     workspace: str
     warnings: tuple[str, ...] = ()  # e.g. a snapshot distrusted (handle.warnings)
+    waiting: int = 0  # files discovered and not indexed yet, failures aside (graph answers warn)
+
+
+@dataclass(frozen=True)
+class Published:
+    """What the worker last published: read by any thread without a lock, never changed."""
+
+    counters: IndexCounters
+    paths: tuple[str, ...]  # the indexed files (retrieval's path filter, mentioned files)
+    version: int  # `Records.version` the paths were read at
+
+
+@dataclass(frozen=True)
+class Edit:
+    """A change to the state asked for by another thread, applied by the worker between steps:
+    `buffer` an editor buffer's text (None: closed), `urgent` files a question named,
+    `retry` a waiting fault tried again now, `error` a message for the status."""
+
+    kind: Literal["buffer", "urgent", "retry", "error"]
+    path: str = ""
+    text: str | None = None
+    paths: tuple[str, ...] = ()
 
 
 class IndexState:
@@ -182,16 +213,20 @@ class IndexState:
         self.scans = 0
         self.pooled_passes = 0  # lexical passes prepared by worker processes
         self.worker_discoveries = 0  # first scans walked by a pool worker
+        # What the worker last published (`publish`): the status and queries read only this.
+        self.published: Published | None = None
+        self._published_records: Records | None = None  # the object `published.paths` came from
 
     def error(self, path: str, message: str) -> None:
+        """An error for the status (the worker's; other threads post an `Edit("error")`)."""
         log.warning("%s%s", f"{path}: " if path else "", message)
         with self.lock:
             self.errors.append(ErrorEntry(path, message, now()))
 
-    def paths(self) -> list[str]:
-        """The indexed files (retrieval's path filter reads them)."""
-        with self.lock:
-            return list(self.records)
+    def paths(self) -> tuple[str, ...]:
+        """The indexed files as last published (retrieval's path filter reads them)."""
+        published = self.published
+        return published.paths if published is not None else ()
 
     def forget_files(self) -> None:
         """The index is gone (its folder removed or replaced): know no file until a rescan."""
@@ -203,6 +238,44 @@ class IndexState:
             self.pending.clear()
             self.dense_fail_at.clear()
 
+    def apply_edits(self, edits: Iterable[Edit]) -> set[str]:
+        """Other threads' edits, in the order they were posted (the worker's, between steps).
+        Returns the paths whose editor buffer changed: they are indexed again."""
+        changed: set[str] = set()
+        for e in edits:
+            if e.kind == "error":
+                self.error(e.path, e.text or "")
+                continue
+            with self.lock:
+                if e.kind == "buffer":
+                    if self.open_docs.get(e.path) != e.text:
+                        changed.add(e.path)
+                        if e.text is None:
+                            self.open_docs.pop(e.path, None)
+                        else:
+                            self.open_docs[e.path] = e.text
+                elif e.kind == "urgent":
+                    self.urgent.update(dict.fromkeys(e.paths))
+                elif e.kind == "retry" and self.fault is not None:
+                    self.fault.retry_at = 0.0
+                    self.fault.need = 0
+        return changed
+
+    def publish(self, handle: IndexHandle, queued: bool) -> Published:
+        """Read the counters (and the paths, when they changed) under the lock and publish them
+        in one assignment (the worker's, after each step)."""
+        counters = self.counters(handle, queued)
+        last = self.published
+        version = self.records.version
+        if last is not None and last.version == version and self.records is self._published_records:
+            paths = last.paths
+        else:
+            with self.lock:
+                paths, version = tuple(self.records), self.records.version
+            self._published_records = self.records
+        self.published = Published(counters, paths, version)
+        return self.published
+
     def counters(self, handle: IndexHandle, queued: bool) -> IndexCounters:
         """The status's numbers, state and phase, read at once. `queued`: the worker has jobs
         waiting."""
@@ -211,6 +284,7 @@ class IndexState:
             recs = self.records
             lexical_done, chunks = recs.lexical, recs.chunks
             failed = len(self.failed)
+            waiting = sum(1 for p in self.pending if p not in self.failed)
             skipped = Counter(self.skipped_paths.values()) + self.skipped_other
             total = (
                 len(recs)
@@ -268,4 +342,5 @@ class IndexState:
                 errors=tuple(self.errors),
                 workspace=str(handle.root),
                 warnings=tuple(handle.warnings()),
+                waiting=waiting,
             )

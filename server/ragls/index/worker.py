@@ -20,6 +20,7 @@ import sys
 import threading
 import time
 from collections.abc import Callable, Iterable
+from dataclasses import replace
 from pathlib import Path
 
 from ragls.config import Settings
@@ -61,10 +62,12 @@ class Indexer:
         self.rules = IgnoreRules(self.root, settings)
         self._on_change = on_change or (lambda: None)
         self.state = IndexState()
-        self.handle = IndexHandle(
-            self.root, settings, embedder, store_wait, self.state.error, self._on_change, self.seek, self.state.paths
-        )
         self.jobs = JobQueue()
+        # The handle's threads (the model's load) post errors and wake the worker, which
+        # publishes the status they change; they never write the state themselves.
+        self.handle = IndexHandle(
+            self.root, settings, embedder, store_wait, self.jobs.error, self.jobs.wake, self.seek, self.state.paths
+        )
         self._thread: threading.Thread | None = None
         # A restart (settings change) opens the same slot only after the previous indexer of
         # this folder closed it: `after` is that indexer's `closed`.
@@ -76,8 +79,8 @@ class Indexer:
         workers = workers if workers is not None else min(os.cpu_count() or 1, _POOL_MAX_WORKERS)
         pool = PreparePool(workers, settings.indexing.nice) if workers > 1 else None
         self.writer = IndexWriter(self.state, self.handle, self.rules)
-        self.lexical = LexicalPass(self.state, self.handle, self.writer, self.jobs, self.rules, pool, self._on_change)
-        self.backfill = Backfill(self.state, self.handle, self.jobs.interrupted, self._on_change, self._recovered)
+        self.lexical = LexicalPass(self.state, self.handle, self.writer, self.jobs, self.rules, pool, self._changed)
+        self.backfill = Backfill(self.state, self.handle, self.jobs.interrupted, self._changed, self._recovered)
         self.seeker = Seeker(
             self.root,
             settings.max_file_bytes,
@@ -86,8 +89,9 @@ class Indexer:
             lambda: self.state.scans,
             settings.indexing.nice,
         )
+        self.state.publish(self.handle, queued=False)  # "starting": the status has one from now on
 
-    # -- public, thread-safe -----------------------------------------------------------------
+    # -- public, thread-safe: these post jobs and read what the worker published ----------------
     def start(self) -> None:
         # The indexer thread runs Python for seconds at a time; a request thread waiting for the
         # GIL gets it after at most one switch interval, and a request takes dozens of hand-offs.
@@ -103,31 +107,20 @@ class Indexer:
     def retry_now(self) -> None:
         """A user's reindex: waiting faults and a paused provider are tried again at once."""
         self.handle.breaker.probe_now()
-        with self.state.lock:
-            if self.state.fault is not None:
-                self.state.fault.retry_at = 0.0
-                self.state.fault.need = 0
-        self.jobs.wake()
+        self.jobs.retry()
 
     def notify_changes(self, paths: set[str]) -> None:
         if paths:
             self.jobs.paths(set(paths))
 
-    def open_document(self, rel: str, text: str) -> None:
-        with self.state.lock:
-            self.state.open_docs[rel] = text
-        self.jobs.paths({rel})
-
-    def close_document(self, rel: str) -> None:
-        with self.state.lock:
-            had = self.state.open_docs.pop(rel, None) is not None
-        if had:
-            self.jobs.paths({rel})
+    def set_buffer(self, rel: str, text: str | None) -> None:
+        """An editor buffer's text wins over the file on disk from now on (None: closed, the
+        file's text again); the file is indexed again either way."""
+        self.jobs.buffer(rel, text)
 
     def prioritize(self, paths: Iterable[str]) -> None:
         """Index these (if still waiting) at the next batch boundary of the running pass."""
-        with self.state.lock:
-            self.state.urgent.update(dict.fromkeys(paths))
+        self.jobs.urgent(paths)
 
     def seek(self, names: list[str]) -> None:
         """A question named these definitions: while files wait, send the ones that spell a
@@ -157,22 +150,20 @@ class Indexer:
     def busy(self) -> bool:
         """Will the index change without outside help? (Not while a fault or an open breaker
         waits: `ragls index` reports those instead of waiting for them.)"""
-        st, h = self.state, self.handle
-        with st.lock:
-            if h.fatal or st.fault is not None:
-                return False
-            if h.breaker.is_open and not st.pending and self.jobs.empty():
-                return False
-            return bool(st.pending or st.missing_dense or not self.jobs.empty() or h.model_loading()) or st.phase in (
-                "starting",
-                "discovering",
-            )
+        return self.counters().state == "indexing"
 
     def indexed_paths(self) -> list[str]:
-        return self.state.paths()
+        return list(self.state.paths())
 
     def counters(self) -> IndexCounters:
-        return self.state.counters(self.handle, queued=not self.jobs.empty())
+        """The last published counters, read without a lock; "indexing" while a job posted
+        since is not in them yet."""
+        published = self.state.published
+        assert published is not None  # published once in __init__
+        counters = published.counters
+        if counters.state == "ready" and not self.jobs.settled():
+            counters = replace(counters, state="indexing")
+        return counters
 
     def snapshot(self) -> IndexStatus:
         """The index's state and counters (see status.build_status for the whole status)."""
@@ -207,7 +198,7 @@ class Indexer:
                 h.fatal = f"{exc} (retrying in {delay:.0f}s)"
                 log.error("%s", h.fatal)
                 h.ready.set()
-                self._on_change()
+                self._changed()
                 if self.jobs.sleep(delay):
                     return False
                 delay = min(delay * 2, 60.0)
@@ -215,7 +206,7 @@ class Indexer:
                 h.fatal = f"cannot start indexer: {exc}"
                 log.error("%s", h.fatal)
                 h.ready.set()
-                self._on_change()
+                self._changed()
                 return False
         h.fatal = None
         h.ready.set()
@@ -253,12 +244,15 @@ class Indexer:
         until then the worker sleeps (no step runs, so nothing spins)."""
         st, h = self.state, self.handle
         while not self.jobs.stopping():
+            st.apply_edits(self.jobs.edits())
             if st.fault is not None and not _fault_due(st.fault):
+                self._changed()  # what other threads changed meanwhile (the model loaded, say)
                 self.jobs.sleep(0.5)
                 continue
             jobs = self.jobs.drain(block=not self._has_work())
             if self.jobs.stopping():
                 break
+            st.apply_edits(self.jobs.edits())  # a buffer's text, before its path is indexed
             try:
                 if jobs.scan:
                     self.lexical.scan(full=jobs.full)
@@ -281,7 +275,14 @@ class Indexer:
                     self._reopen_replaced_index(jobs)  # the write failed because the folder went away
                 else:
                     self._set_fault(exc, jobs)
-            self._on_change()
+            self._changed()
+
+    def _changed(self) -> None:
+        """Publish the state as it is now (the worker's, after each step and batch), then tell
+        the front ends."""
+        self.state.publish(self.handle, queued=not self.jobs.empty())
+        self.jobs.published()
+        self._on_change()
 
     def _recovered(self) -> None:
         """A step (or one write of a long step) went through: the fault that stopped it is over."""
@@ -291,7 +292,7 @@ class Indexer:
         if fault is not None:
             log.info("recovered: %s", fault.message)
             self._fault_backoff.reset()
-            self._on_change()
+            self._changed()
 
     def _reopen_replaced_index(self, jobs: Jobs) -> None:
         """The index folder was removed or replaced under us (a cleanup script, a restored
