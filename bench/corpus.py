@@ -272,8 +272,8 @@ def build_workspace(
     """Copy the size's packages into a fresh workspace, cap it, set file times, pick probes."""
     from ragls.chunking import chunk_file
     from ragls.config import Settings
-    from ragls.secrets import redact
-    from ragls.workspace import discover, read_source
+    from ragls.ingest.discovery import discover, read_source
+    from ragls.ingest.secrets import redact
 
     size = corpus.size[size_name]
     root = cache / "workspaces" / size_name

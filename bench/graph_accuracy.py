@@ -46,7 +46,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import unquote, urlparse
 
-from ragls.query.path_kinds import is_test_path
+from ragls.text.path_kinds import is_test_path
 
 AMBIGUOUS_MAX = 6  # definitions of one name, at most, for the ambiguous sample
 EXTENSIONS: dict[str, tuple[str, ...]] = {
@@ -289,7 +289,7 @@ def blocked(name: str) -> bool:
 
 def ragls_index(root: Path, cache: Path) -> tuple[Path, float]:
     from ragls.config import Settings
-    from ragls.graph.relations import manifest_of
+    from ragls.index.handle import manifest_of
 
     env = {**os.environ, "RAGLS_CACHE_DIR": str(cache)}
     t0 = time.monotonic()
@@ -677,7 +677,7 @@ def rescore(args: argparse.Namespace) -> None:
     server's stored locations; the run's file is rewritten with the new tallies (its symbols'
     `ragls`, `shared`, `missed`, `extra` too) and the table printed."""
     from ragls.config import Settings
-    from ragls.graph.relations import manifest_of
+    from ragls.index.handle import manifest_of
 
     stored = json.loads(args.out.read_text())
     settings = Settings.model_validate({"cacheDir": str(args.work / "cache")})

@@ -1,4 +1,4 @@
-"""The source lexicon of long change requests (query/source_lexicon.py) at scale: its build time,
+"""The source lexicon of long change requests (index/source_lexicon.py) at scale: its build time,
 the anonymous memory it keeps and its ranking latency, on a benchmark workspace's index.
 
     python -m bench.lexicon [--workspace files10k]
@@ -19,10 +19,10 @@ import statistics
 import time
 
 from bench.corpus import default_cache
-from ragls import memory
 from ragls.config import load_settings
 from ragls.evaluation.runner import idle_index
-from ragls.query.source_lexicon import SourceLexicon
+from ragls.index.source_lexicon import SourceLexicon
+from ragls.system import memory
 
 REPORT = (
     "Crash when parsing a config file with an empty section header\n\n"

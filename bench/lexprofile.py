@@ -24,7 +24,7 @@ from pathlib import Path
 STAGES = [
     ("discover", "discover ("),
     ("read + hash", "read_source ("),
-    ("secret scan", "scan (ragls/secrets.py"),
+    ("secret scan", "scan (ragls/ingest/secrets.py"),
     ("parse + chunk (tree-sitter)", "chunk_file ("),
     ("sparse vector (tokenize + BM25)", "sparse_vector ("),
     ("payload + id", "_payload ("),

@@ -37,7 +37,7 @@ COLUMNS = [
 
 
 def load_tokenizer(spec: str) -> Tokenizer:
-    """`simple` (lower-cased \\w+ runs) or `module:function`, e.g. ragls.lexical:tokenize."""
+    """`simple` (lower-cased \\w+ runs) or `module:function`, e.g. ragls.text.lexical:tokenize."""
     if spec == "simple":
         return simple_tokenize
     module, _, name = spec.partition(":")

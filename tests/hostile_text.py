@@ -4,7 +4,7 @@ The reader is this test suite's own model of how a language model reads the cont
 the disguises the generator uses (NFKC, accents, case, Cyrillic/Greek look-alikes, bracket and slash
 look-alikes, zero-width and bidi characters, any separator between the words or between any two
 letters, as in `</c o d e _ c o n t e x t>`) with tables of its
-own, independent of ragls.escaping, and then finds every `<rag_context`, `</rag_context`,
+own, independent of ragls.text.escaping, and then finds every `<rag_context`, `</rag_context`,
 `<code_context`, `</code_context` it would take for a tag. `&lt;` is text, not a bracket.
 """
 

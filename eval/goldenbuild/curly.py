@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from goldenbuild import docs
-from ragls.languages import CODE_EXTENSIONS
+from ragls.text.languages import CODE_EXTENSIONS
 
 # The languages this module extracts from, with ragls's own extension table (one source of truth).
 CURLY_LANGUAGES = frozenset({"rust", "java", "kotlin", "csharp", "c", "cpp", "ruby", "php"})

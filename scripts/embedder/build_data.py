@@ -43,7 +43,7 @@ from fetch import (  # noqa: E402
     record,
 )
 
-from ragls.languages import language_of  # noqa: E402
+from ragls.text.languages import language_of  # noqa: E402
 
 _SKIP_DIRS = {
     "node_modules",

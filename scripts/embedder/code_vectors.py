@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """The frozen side of the query encoder's training: each training code chunk embedded once by the
 bundled document graph, exactly as the indexer embeds it (int8 ONNX, 256 tokens), with its name
-vector (ragls.name_rerank), for train_query_gpu.py --vectors.
+vector (ragls.index.name_rerank), for train_query_gpu.py --vectors.
 
     .venv/bin/python scripts/embedder/code_vectors.py --pairs pairs.jsonl --per-package 150 \
         --out vectors.npz

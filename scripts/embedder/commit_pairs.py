@@ -22,7 +22,7 @@ first-parent commits:
   parent commit* that overlap the changed lines (`git diff -w -U0`), definitions first, then by
   changed lines, at most 3 per commit: the code a developer would have had to find;
 - hard negatives: 3 chunks of the same files or of sibling source files (same folder) at the
-  parent that the commit did not touch, ranked by BM25 (ragls.lexical's tokens) against the
+  parent that the commit did not touch, ranked by BM25 (ragls.text.lexical's tokens) against the
   query; near copies of a positive (token Jaccard >= 0.9) are dropped;
 - at most `max_pairs_per_repo` pairs per repository, newest commits first.
 
@@ -81,9 +81,9 @@ from pairkey import pair_key  # noqa: E402
 from ragls.chunking import chunk_file  # noqa: E402
 from ragls.chunking.code import SPECS  # noqa: E402
 from ragls.config import IndexingSettings, Settings  # noqa: E402
-from ragls.languages import language_of  # noqa: E402
-from ragls.lexical import tokenize  # noqa: E402
 from ragls.query.retrieval import is_test_path  # noqa: E402
+from ragls.text.languages import language_of  # noqa: E402
+from ragls.text.lexical import tokenize  # noqa: E402
 
 MINER_VERSION = 3  # bump when a change to the mining rules makes kept per-repository results stale
 MAX_POSITIVES = 3

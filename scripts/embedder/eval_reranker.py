@@ -32,11 +32,11 @@ WEIGHTS = (0.5, 1.0)
 
 
 def candidates(split: str, config: Path, mirrors: Path, work: Path) -> list[dict]:
-    from ragls import git_history
     from ragls.config import load_settings
     from ragls.evaluation.commits import checkout
     from ragls.evaluation.issues import _check, _git, load_config, load_questions, mirror_dir
     from ragls.evaluation.runner import idle_index
+    from ragls.git import history as git_history
     from ragls.query.retrieval import retrieve, tuning_for
 
     settings = load_settings(None, ("eval", {"cacheDir": str(work / "ragls-cache")}))

@@ -60,7 +60,7 @@ import fetch  # noqa: E402
 from goldenbuild.extract import is_test_path  # noqa: E402
 from ragls.chunking import chunk_file  # noqa: E402
 from ragls.chunking.code import SPECS  # noqa: E402
-from ragls.languages import language_of  # noqa: E402
+from ragls.text.languages import language_of  # noqa: E402
 
 _CHANGELOG = re.compile(r"^(changelog|changes|history|news|release[-_ ]?notes)(\.(md|rst|txt|markdown))?$", re.I)
 # Built or vendored code, and files that are not the package's own sources.

@@ -10,7 +10,7 @@ be scored against *every* documented function of its own package (up to 1,200 si
 methods that differ only in a name and the type they belong to) plus a random sample of other
 packages, instead of the 32 in-batch negatives the bundled model was trained with. Optionally
 (`names=W`) the same softmax over the chunks' name vectors (the first tokens of the chunk,
-pooled as ragls.name_rerank pools them), so one query vector serves the dense search and the
+pooled as ragls.index.name_rerank pools them), so one query vector serves the dense search and the
 name rerank. `anchor=W` keeps the question vector near the bundled model's own.
 
 Made for the `device` machine (one GPU, torch, transformers, onnx, onnxruntime; no network), and

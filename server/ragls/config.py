@@ -21,7 +21,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from pydantic.alias_generators import to_camel
 
-from ragls.untrusted_files import NotRegularFile, read_bounded
+from ragls.system.untrusted_files import NotRegularFile, read_bounded
 
 # The JSON Schema extension key that marks a trust-sensitive setting (see module docstring).
 SENSITIVE = "x-ragls-sensitive"

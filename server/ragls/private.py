@@ -96,7 +96,7 @@ def secure_cache(settings: Settings, root: Path | None = None) -> list[str]:
     if settings.qdrant.path:
         dirs.append(Path(settings.qdrant.path).expanduser())
     if root is not None:
-        from ragls.identity import workspace_id
+        from ragls.system.identity import workspace_id
 
         index_base = Path(settings.qdrant.path).expanduser() if settings.qdrant.path else base / "index"
         dirs.append(index_base / workspace_id(root))

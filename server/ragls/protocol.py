@@ -35,7 +35,7 @@ class RetrieveParams(_Wire):
     folders: list[str] | None = Field(default=None, max_length=100)
     # "change": the query describes a change to make (a task, a bug report, a commit message) and
     # the files it touches are wanted: files whose earlier commits were described alike rank
-    # higher (ragls.git_history) and declarations weigh as much as functions. "question" (how does
+    # higher (ragls.git.history) and declarations weigh as much as functions. "question" (how does
     # the code work) keeps the plain ranking: the history costs it precision (docs/history/evaluation-log.md,
     # "Git history").
     intent: Literal["question", "change"] = "question"
@@ -241,7 +241,7 @@ class StatusEnvelope(_Wire):
     runs: int = 0
 
 
-# -- the index API's method table (api.py): the params and results no model above describes --
+# -- the index API's method table (sharing/api.py): the params and results no model above describes --
 
 
 class NoParams(_Wire):

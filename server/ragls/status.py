@@ -3,6 +3,7 @@ and the CLI (`ragls index`, `ragls search --status`), so every face reports the 
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -21,9 +22,51 @@ from ragls.protocol import (
 
 if TYPE_CHECKING:
     from ragls.embedding import Embedder
-    from ragls.index.state import IndexCounters
+    from ragls.ingest.watcher import Watcher
     from ragls.store import Store
-    from ragls.watcher import Watcher
+
+
+@dataclass
+class ErrorEntry:
+    path: str
+    message: str
+    time: str
+
+
+@dataclass(frozen=True)
+class SnapshotCounts:
+    """The `embedder.snapshot` import, as the status shows it."""
+
+    source: str
+    state: str
+    vectors: int
+    reused: int
+    message: str | None
+
+
+@dataclass(frozen=True)
+class IndexCounters:
+    """One consistent reading of the index (taken under the lock), for `status.index_status`."""
+
+    state: str  # "indexing", "ready" or "error"
+    phase: str
+    message: str | None
+    files_total: int
+    files_indexed: int  # searchable both ways, not failed
+    files_failed: int
+    skipped_by_reason: dict[str, int]
+    chunks: int
+    lexical_done: int
+    searchable: int  # the files that can be indexed: the total of both progress counts
+    last_indexed_at: str | None
+    cache_hits: int
+    cache_misses: int
+    embedded: int
+    snapshot: SnapshotCounts | None
+    errors: tuple[ErrorEntry, ...]
+    workspace: str
+    warnings: tuple[str, ...] = ()  # e.g. a snapshot distrusted (handle.warnings)
+    waiting: int = 0  # files discovered and not indexed yet, failures aside (graph answers warn)
 
 
 def embedder_info(settings: Settings, emb: Embedder | None = None) -> EmbedderInfo:

@@ -3,7 +3,7 @@
 The server decides it, the clients only show it (rust-analyzer's `serverStatus` shape): a
 `health` the client turns into its own icon, a short `text` for the status bar and the `tooltip`
 lines. Plain Python on the wire form (camelCase keys), so the pydantic models (protocol.py) and
-the plain-JSON `starting` status (early_status.py) share it. The case tables
+the plain-JSON `starting` status (frontends/lsp/early_status.py) share it. The case tables
 tests/fixtures/status-cases.json and status-folder-cases.json pin every row.
 """
 

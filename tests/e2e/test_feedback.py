@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 from pygls.exceptions import JsonRpcException
 
-from ragls.identity import workspace_id
+from ragls.system.identity import workspace_id
 from tests.e2e.test_mcp import call, mcp_session, text_of, wait_ready
 from tests.lsp_harness import Starter
 

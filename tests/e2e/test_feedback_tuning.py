@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 
 from ragls.feedback.store import tuned_file
-from ragls.feedback.tuning import MIN_CASES, held_back
+from ragls.frontends.cli.feedback_tuning import MIN_CASES, held_back
 from tests.lsp_harness import Session, Starter
 
 pytestmark = pytest.mark.slow

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from ragls.config import Settings
 from ragls.index.worker import Indexer
-from ragls.watcher import Watcher
+from ragls.ingest.watcher import Watcher
 from tests.conftest import require_tool
 from tests.lsp_harness import Starter
 
@@ -107,7 +107,7 @@ def test_ignored_paths_never_reach_the_indexer(tmp_path: Path) -> None:
     (ws / ".gitignore").write_text("out/\n")
     seen: list[set[str]] = []
     settings = Settings()
-    from ragls.workspace import IgnoreRules
+    from ragls.ingest.discovery import IgnoreRules
 
     w = Watcher(ws, IgnoreRules(ws, settings), seen.append, 50)
     w.start()

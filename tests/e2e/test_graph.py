@@ -16,7 +16,8 @@ import pytest
 from pygls.exceptions import JsonRpcException
 
 from ragls.config import Settings
-from ragls.graph.relations import manifest_of, references_of
+from ragls.graph.relations import references_of
+from ragls.index.handle import manifest_of
 from ragls.protocol import ReferencesResult, RelatedResult, RepoMapResult
 from tests.lsp_harness import Session, Starter
 

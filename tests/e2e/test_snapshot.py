@@ -25,7 +25,7 @@ from ragls.chunking.model import EMBED_FORMAT
 from ragls.embedding.bundled import DIMENSION, model_id
 from ragls.embedding.cache import EmbeddingCache
 from ragls.embedding.snapshot import MAGIC, Identity, SnapshotError, SnapshotMismatch, read, write
-from ragls.name_rerank import NAME_KEY
+from ragls.index.name_rerank import NAME_KEY
 from tests.lsp_harness import Session, Starter
 
 # The model checks every one of the first 64 snapshot vectors an index takes, then 1 in 64 (at
@@ -331,8 +331,8 @@ def _text_hash(ws: Path, rel: str, line: int | None = None) -> str:
     """The embedded-text hash of the chunk of `rel` starting on `line` (0-based; None: the
     file's first chunk), as the indexer computes it."""
     from ragls.config import Settings
-    from ragls.languages import language_of
-    from ragls.prepare import FileJob, prepare_file
+    from ragls.ingest.prepare import FileJob, prepare_file
+    from ragls.text.languages import language_of
 
     s = Settings()
     lang = language_of(rel)

@@ -22,7 +22,7 @@ import pytest
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 
-from ragls.escaping import attr, label
+from ragls.text.escaping import attr, label
 from tests.gitrepo import commit, git
 from tests.hostile_text import Block, parse_context, tags_seen
 from tests.lsp_harness import Starter

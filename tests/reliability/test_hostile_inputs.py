@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 from ragls.chunking import SUPPORTED_CODE_LANGUAGES, chunk_file
 from ragls.config import Settings
-from ragls.workspace import decode_source, discover, read_source
+from ragls.ingest.discovery import decode_source, discover, read_source
 from tests.conftest import IN_CI
 from tests.reliability.conftest import run_cli
 
@@ -139,7 +139,7 @@ def test_unreadable_and_vanishing_files(tmp_path: Path) -> None:
         (base / "locked_dir" / "x.py").write_text("def x(): pass\n")
         os.chmod(base / "locked_dir", 0o000)
         script = (
-            "import sys; from pathlib import Path; from ragls.workspace import discover, read_source\n"
+            "import sys; from pathlib import Path; from ragls.ingest.discovery import discover, read_source\n"
             "from ragls.config import Settings\n"
             "d = discover(Path(sys.argv[1]), Settings())\n"
             "print(sorted((f.rel, read_source(f.path, 10**6, sys.argv[1]).skip) for f in d.files), dict(d.skipped))\n"

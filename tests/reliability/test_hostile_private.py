@@ -185,8 +185,8 @@ async def test_a_cache_left_readable_is_closed_up_with_a_warning(
 async def test_the_owner_refuses_a_peer_of_another_user(public: Path, other_user: tuple[int, int]) -> None:
     """Behind the 0700 folder, the owner itself checks its peer (SO_PEERCRED): a socket made
     reachable on purpose still answers nobody else."""
-    from ragls.owner_rpc import OwnerServer
     from ragls.protocol import OwnerHello
+    from ragls.sharing.owner_rpc import OwnerServer
 
     served = public / "served"
     served.mkdir(mode=0o711)

@@ -227,10 +227,10 @@ async def test_a_huge_file_costs_one_bounded_share_whatever_the_workspace_asks(s
 
 _OLD_RELEASE = """
 import sys
-import ragls.prepare, ragls.index.apply
-from ragls.secrets import Redaction
+import ragls.ingest.prepare, ragls.index.apply
+from ragls.ingest.secrets import Redaction
 # What an older ragls did: no redaction at all, and the rules mark it wrote in the manifest.
-ragls.prepare.scan = lambda text, path="": Redaction(text, 0, False)
+ragls.ingest.prepare.scan = lambda text, path="": Redaction(text, 0, False)
 ragls.index.apply._PREPARE_RULES = "secrets 1"
 from ragls.frontends.cli.main import main
 sys.exit(main(sys.argv[1:]))

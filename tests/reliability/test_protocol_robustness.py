@@ -107,8 +107,8 @@ async def test_cancel_request(start: Starter) -> None:
 
 
 async def test_shutdown_mid_index_is_fast_and_consistent(start: Starter, tmp_path: Path, cache_dir: Path) -> None:
-    from ragls.check import check_index
     from ragls.config import Settings
+    from ragls.frontends.cli.check import check_index
 
     ws = generated_workspace(tmp_path / "mid", files=60)
     s = await start(root=ws)

@@ -1,10 +1,10 @@
-"""Open editor buffers, held once per folder and process (buffers.py): the latest edit wins, a
+"""Open editor buffers, held once per folder and process (sharing/buffers.py): the latest edit wins, a
 closed buffer reverts to another editor's, then to the file."""
 
 from __future__ import annotations
 
-from ragls.api import LOCAL
-from ragls.buffers import Buffers
+from ragls.sharing.api import LOCAL
+from ragls.sharing.buffers import Buffers
 
 
 def test_the_latest_edit_wins_and_closing_reverts_to_the_next() -> None:

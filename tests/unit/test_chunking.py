@@ -279,7 +279,7 @@ def test_default_exported_anonymous_function_is_named_after_its_file() -> None:
 
 
 def test_cpp_header_with_h_suffix_is_chunked_as_cpp() -> None:
-    from ragls.languages import language_of, refine_language
+    from ragls.text.languages import language_of, refine_language
 
     header = "#pragma once\nnamespace lib {\nclass Parser {\n  public:\n    int parse(int x) { return x; }\n};\n}\n"
     assert language_of("include/parser.h") == "c"
@@ -294,7 +294,7 @@ def test_cpp_header_with_h_suffix_is_chunked_as_cpp() -> None:
 
 
 def test_ruby_by_other_names_and_dotnet_project_files() -> None:
-    from ragls.languages import is_code, language_of
+    from ragls.text.languages import is_code, language_of
 
     for rel in ("lib/tasks/release.rake", "rack.gemspec", "config.ru", "Guardfile"):
         assert language_of(rel) == "ruby", rel

@@ -103,7 +103,7 @@ def test_protocol_doc_lists_the_feedback_params() -> None:
 
 def test_feedback_doc_lists_every_stored_and_replayed_field() -> None:
     from ragls.feedback.records import FeedbackRecord
-    from ragls.feedback.replay import Case
+    from ragls.frontends.cli.feedback_replay import Case
 
     text = (DOCS / "feedback.md").read_text()
     stored = set(re.findall(r"`(\w+)`", text[text.index("## What is stored") : text.index("Questions and comments")]))
@@ -121,7 +121,7 @@ def _doc_fields_in(text: str, section: str) -> list[str]:
 
 
 def test_feedback_doc_lists_the_tuning_result() -> None:
-    from ragls.feedback.tuning import TuneResult
+    from ragls.frontends.cli.feedback_tuning import TuneResult
 
     text = (DOCS / "feedback.md").read_text()
     section = text[text.index("## Tuning from your ratings") : text.index("## Listing and replaying")]

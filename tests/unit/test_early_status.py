@@ -1,4 +1,4 @@
-"""The plain-JSON `starting` status (early_status.py) is exactly what ragls.status builds for the
+"""The plain-JSON `starting` status (frontends/lsp/early_status.py) is exactly what ragls.status builds for the
 same folders before their settings are read: same keys, same values (its `display` included),
 valid IndexStatus."""
 
@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from ragls.config import Settings
-from ragls.early_status import starting_status as early
+from ragls.frontends.lsp.early_status import starting_status as early
 from ragls.protocol import EmbedderInfo, FolderStatus, IndexStatus, StoreInfo
 from ragls.status import folder_entry, starting_status, workspace_status
 

@@ -14,7 +14,7 @@ from ragls.evaluation.commits import (
     rank_files,
     run_repo,
 )
-from ragls.git_read import message_text
+from ragls.git.read import message_text
 from tests.gitrepo import commit as _commit
 from tests.gitrepo import git as _git
 

@@ -188,7 +188,7 @@ def test_evaluate_query_reports_ctx_recall_only_with_a_ruler() -> None:
 
 
 def test_summary_table_means_languages_equally() -> None:
-    from ragls.evaluation.cli import summary_table
+    from ragls.frontends.cli.eval_command import summary_table
 
     def row(v: float, n: int) -> dict[str, float]:
         return {"queries": n, "ctx_recall_4k": v, "mrr_at_10": v, "recall_at_5": v, "precise_recall_at_5": v}

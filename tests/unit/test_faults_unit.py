@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ragls.faults import Backoff, CircuitBreaker
+from ragls.system.faults import Backoff, CircuitBreaker
 
 
 class Clock:

@@ -23,7 +23,7 @@ from ragls.feedback.records import (
     rank_of,
     ranks_of,
 )
-from ragls.feedback.replay import compare, summary
+from ragls.frontends.cli.feedback_replay import compare, summary
 
 TOKEN = "ghp_8fK2mQ9xLr4TzV1bN7cY3wHs6JdP0aEu5GiO"
 
@@ -140,7 +140,7 @@ def test_never_inside_the_workspace(tmp_path: Path, monkeypatch: pytest.MonkeyPa
 
 
 def test_the_held_back_share_is_fixed_by_the_questions() -> None:
-    from ragls.feedback.tuning import HELD_BACK, held_back
+    from ragls.frontends.cli.feedback_tuning import HELD_BACK, held_back
 
     questions = [f"where is step {i} of the import handled" for i in range(30)]
     held = held_back(questions)

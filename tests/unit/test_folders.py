@@ -1,4 +1,4 @@
-"""Workspace folders (folders.py): names, nesting, `folders` selection and folder-prefixed globs;
+"""Workspace folders (workspace/folders.py): names, nesting, `folders` selection and folder-prefixed globs;
 the fusion of several folders' answers (answer.fuse) and the workspace status totals."""
 
 from __future__ import annotations
@@ -9,10 +9,10 @@ import pathspec
 import pytest
 
 from ragls.config import Settings
-from ragls.folders import Folders, UnknownFolder, split_globs, under
 from ragls.protocol import ChunkOut, ErrorOut, IndexStatus, Position, Progress, Range, RetrieveResultOut
 from ragls.query.answer import fuse
 from ragls.status import build_status, folder_entry, workspace_status
+from ragls.workspace.folders import Folders, UnknownFolder, split_globs, under
 
 
 def workspace(tmp_path: Path, *specs: tuple[str, str | None]) -> Folders:
@@ -191,7 +191,7 @@ async def test_a_status_asked_during_a_folder_change_describes_one_set_of_folder
     import asyncio
 
     from ragls.protocol import StatusEnvelope
-    from ragls.workspace_index import WorkspaceIndex
+    from ragls.workspace.index import WorkspaceIndex
 
     a, b = tmp_path / "a", tmp_path / "b"
     a.mkdir()

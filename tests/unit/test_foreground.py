@@ -1,4 +1,4 @@
-"""Requests first (foreground.py): background store writes wait while a request is answered."""
+"""Requests first (system/foreground.py): background store writes wait while a request is answered."""
 
 from __future__ import annotations
 
@@ -7,9 +7,9 @@ import time
 import uuid
 from pathlib import Path
 
-from ragls.foreground import FOREGROUND, Foreground
 from ragls.store.base import PointData
 from ragls.store.edge import EdgeStore
+from ragls.system.foreground import FOREGROUND, Foreground
 
 
 def test_background_steps_wait_for_the_request_in_flight_and_no_longer() -> None:

@@ -1,4 +1,4 @@
-"""Git history as retrieval evidence (ragls.git_history): per-file documents of commit messages
+"""Git history as retrieval evidence (ragls.git.history): per-file documents of commit messages
 read from a real repository, ranked by BM25; bounded and safe on untrusted repositories; kept
 current as HEAD moves; and, through `answer`, lifting the file an earlier change described."""
 
@@ -12,10 +12,11 @@ from pathlib import Path
 
 import pytest
 
-from ragls import git_history, git_read
 from ragls.config import RetrievalSettings, Settings
-from ragls.git_history import FileHistory, HistoryTracker, find_repository, load
-from ragls.git_read import Commit, message_text
+from ragls.git import history as git_history
+from ragls.git import read as git_read
+from ragls.git.history import FileHistory, HistoryTracker, find_repository, load
+from ragls.git.read import Commit, message_text
 from ragls.index.worker import Indexer
 from ragls.query.answer import answer
 from ragls.query.file_boosts import co_change_lift, file_boost

@@ -8,9 +8,9 @@ import time
 import pathspec
 import pytest
 
-from ragls.gitignore import MAX_PATTERN_CHARS, MAX_PATTERNS, InvalidPatterns, PatternSet, compile_spec
-from ragls.secrets import SECRET_FILE_PATTERNS
-from ragls.workspace import DEFAULT_EXCLUDES
+from ragls.ingest.discovery import DEFAULT_EXCLUDES
+from ragls.ingest.gitignore import MAX_PATTERN_CHARS, MAX_PATTERNS, InvalidPatterns, PatternSet, compile_spec
+from ragls.ingest.secrets import SECRET_FILE_PATTERNS
 
 _LINES = [
     *DEFAULT_EXCLUDES,

@@ -8,10 +8,11 @@ import time
 
 import pytest
 
-from ragls.chunking import SUPPORTED_CODE_LANGUAGES, chunk_and_graph, chunk_file
+from ragls.chunking import SUPPORTED_CODE_LANGUAGES, chunk_file
 from ragls.graph.extract import MAX_REFS
 from ragls.graph.imports import module_key, php_use_paths, rust_use_paths
 from ragls.graph.model import REF_KINDS, FileGraph
+from ragls.ingest.prepare import chunk_and_graph
 
 # language -> (path, source, definitions (name, kind, scope), uses (name, kind), import keys)
 SAMPLES: dict[str, tuple[str, str, set[tuple[str, str, str]], set[tuple[str, str]], set[str]]] = {

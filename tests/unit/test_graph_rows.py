@@ -14,9 +14,9 @@ from ragls.config import Settings
 from ragls.graph.read import GraphReader
 from ragls.graph.relations import Graph, references_of
 from ragls.graph.resolve import PathIndex
-from ragls.languages import language_of
-from ragls.prepare import FileJob, prepare_file
+from ragls.ingest.prepare import FileJob, prepare_file
 from ragls.store.manifest import LEXICAL, FileRecord, Manifest
+from ragls.text.languages import language_of
 
 FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "graph"
 

@@ -1,4 +1,5 @@
-"""Layers: no import cycles among the server's modules (issue 39).
+"""Layers: no import cycles among the server's modules (issue 39), none among its packages, and
+each package imports only the layers below it (issue 54; docs/development.md draws them).
 
 A cycle means neither module can be read, tested or replaced without the other: `status.py`
 and the indexer once imported each other. Every import counts, wherever it is written: at the
@@ -14,7 +15,27 @@ SERVER = Path(__file__).resolve().parents[2] / "server"
 PACKAGE = "ragls"
 # Cycles known and not yet untangled, each with its way out. A new cycle fails the test; so does
 # an entry here that no longer exists (take it out, so it cannot come back unnoticed).
-KNOWN: list[list[str]] = []  # none left: workspace_id lives in ragls/identity.py, outside store/
+KNOWN: list[list[str]] = []  # none left: workspace_id lives in ragls/system/identity.py, outside store/
+
+# The layers, bottom first: a top-level package or module imports only from layers below its own.
+# Data flows one way: discover and chunk (ingest, chunking, graph rows), embed, store, index,
+# retrieve (query), serve one folder (sharing), the workspace, the front ends.
+LAYERS: list[set[str]] = [
+    {"ragls", "system", "text", "status_display"},  # helpers with no pipeline in them
+    {"config", "protocol", "git"},
+    {"chunking", "private"},
+    {"graph"},
+    {"ingest", "store"},
+    {"embedding"},
+    {"status", "feedback"},
+    {"index"},
+    {"query"},
+    {"sharing", "evaluation"},
+    {"workspace"},
+    {"frontends"},
+    {"__main__"},
+]
+MAX_TOP_LEVEL_MODULES = 15
 
 
 def module_names(server: Path = SERVER) -> dict[str, Path]:
@@ -112,6 +133,37 @@ def test_no_import_cycles_among_server_modules() -> None:
     found = cycles(import_graph())
     assert [c for c in found if c not in KNOWN] == [], "modules that import each other"
     assert [c for c in KNOWN if c not in found] == [], "untangled: remove it from KNOWN"
+
+
+def top_level(module: str) -> str:
+    """`ragls.index.worker` -> `index`; `ragls.config` -> `config`; the package itself -> `ragls`."""
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 else parts[0]
+
+
+def package_graph(graph: dict[str, set[str]]) -> dict[str, set[str]]:
+    """The import graph with every module folded into its top-level package (or module)."""
+    out: dict[str, set[str]] = {}
+    for name, edges in graph.items():
+        out.setdefault(top_level(name), set()).update(top_level(e) for e in edges)
+    return {name: edges - {name} for name, edges in out.items()}
+
+
+def test_no_import_cycles_among_packages() -> None:
+    assert cycles(package_graph(import_graph())) == [], "packages that import each other"
+
+
+def test_each_package_imports_only_the_layers_below() -> None:
+    layer = {name: i for i, names in enumerate(LAYERS) for name in names}
+    graph = package_graph(import_graph())
+    assert sorted(set(graph) - set(layer)) == [], "a new top-level package or module: give it a layer"
+    upward = sorted(f"{a} -> {b}" for a, edges in graph.items() for b in edges if layer[b] >= layer[a])
+    assert upward == [], "imports that go up or sideways"
+
+
+def test_the_top_level_stays_small() -> None:
+    modules = [p for p in (SERVER / PACKAGE).glob("*.py") if p.name not in ("__init__.py", "__main__.py")]
+    assert len(modules) <= MAX_TOP_LEVEL_MODULES, sorted(p.name for p in modules)
 
 
 def test_the_checker_sees_cycles_through_function_and_type_checking_imports(tmp_path: Path) -> None:

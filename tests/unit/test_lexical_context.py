@@ -8,11 +8,11 @@ import unicodedata
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ragls import lexical
-from ragls.escaping import attr, label
 from ragls.query.context import ContextChunk, format_context, neutralise
 from ragls.query.query_words import query_symbols
 from ragls.query.retrieval import Hit, dedupe
+from ragls.text import lexical
+from ragls.text.escaping import attr, label
 from tests.hostile_text import parse_context, structure, tag_spellings, tags_seen
 
 

@@ -11,8 +11,7 @@ import onnxruntime as ort
 
 from ragls.config import EmbedderSettings, Settings
 from ragls.embedding.onnx_local import LocalOnnxEmbedder
-from ragls.index.state import IndexCounters
-from ragls.status import build_status, index_status
+from ragls.status import IndexCounters, build_status, index_status
 
 COUNTERS = IndexCounters(
     state="ready",

@@ -5,14 +5,14 @@ from __future__ import annotations
 from pathlib import Path
 
 from ragls.config import Settings
-from ragls.escaping import label
 from ragls.frontends.mcp.server import RaglsMcp
 from ragls.frontends.mcp.text import files_of, files_text, result_text, status_text
 from ragls.frontends.mcp.tools import TOOLS, CodeResult, FilesResult
 from ragls.protocol import ChunkOut, ErrorOut, FolderStatus, Position, Progress, Range, RetrieveResultOut
 from ragls.query.context import ContextChunk, format_context
-from ragls.shared_index import CLIENT, OWNER
+from ragls.sharing.shared_index import CLIENT, OWNER
 from ragls.status import starting_status
+from ragls.text.escaping import label
 from tests.hostile_text import parse_context, tags_seen
 
 CHUNK = ChunkOut(

@@ -1,4 +1,4 @@
-"""ragls.memory gives memory the process freed back to the system (glibc)."""
+"""ragls.system.memory gives memory the process freed back to the system (glibc)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import sys
 
 _PROBE = """
 import sys
-from ragls import memory
+from ragls.system import memory
 
 def rss_mb():
     with open("/proc/self/status") as fh:

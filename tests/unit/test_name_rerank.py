@@ -1,4 +1,4 @@
-"""The name rerank (ragls.name_rerank): its RRF term is the engine's own formula, it reorders
+"""The name rerank (ragls.index.name_rerank): its RRF term is the engine's own formula, it reorders
 only the first hits and only by a bounded amount, and the indexer leaves every chunk's name
 vector (from the chunk's own forward pass) in the embedding cache, so a query does not run the
 model for them."""
@@ -12,22 +12,15 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from ragls import lexical
 from ragls.chunking.model import embedding_text, name_text
 from ragls.config import Settings
 from ragls.embedding.cache import EmbeddingCache
+from ragls.index.name_rerank import NAME_KEY, name_vectors, rerank, rerank_hits, rrf_score, usable
 from ragls.index.worker import Indexer
-from ragls.name_rerank import (
-    NAME_KEY,
-    name_vectors,
-    rerank,
-    rerank_hits,
-    rrf_score,
-    usable,
-)
 from ragls.query.answer import answer
 from ragls.store import PointData, SearchRequest, StoredHit
 from ragls.store.edge import EdgeStore
+from ragls.text import lexical
 from tests.waiting import until
 
 

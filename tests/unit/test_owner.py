@@ -18,10 +18,7 @@ from typing import Any
 import pytest
 from pydantic import BaseModel
 
-from ragls.api import FIND_SYMBOL, HELLO, METHODS, OPEN_DOCUMENT, RETRIEVE, STATUS, InvalidParams, Method
 from ragls.config import Settings
-from ragls.owner import OwnerLock, rendezvous
-from ragls.owner_rpc import OwnerGone, OwnerProxy, OwnerServer, RemoteError
 from ragls.protocol import (
     Empty,
     OwnerHello,
@@ -30,6 +27,9 @@ from ragls.protocol import (
     StatusEnvelope,
     SymbolParams,
 )
+from ragls.sharing.api import FIND_SYMBOL, HELLO, METHODS, OPEN_DOCUMENT, RETRIEVE, STATUS, InvalidParams, Method
+from ragls.sharing.owner import OwnerLock, rendezvous
+from ragls.sharing.owner_rpc import OwnerGone, OwnerProxy, OwnerServer, RemoteError
 from ragls.status import starting_status
 
 
@@ -208,7 +208,7 @@ def test_socket_is_user_only(served: Any) -> None:
 
 
 def test_every_method_of_the_table_is_served_and_documented() -> None:
-    from ragls.protocol_schema import protocol_schema
+    from ragls.sharing.schema import protocol_schema
 
     schema = protocol_schema()["ownerSocket"]
     assert set(schema) == set(METHODS)

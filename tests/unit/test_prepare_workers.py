@@ -1,5 +1,5 @@
 """The lexical pass's worker processes end with the server that started them, however it ends
-(ragls.prepare.PreparePool): a server its editor stops with SIGTERM mid-pass, or one that
+(ragls.ingest.prepare.PreparePool): a server its editor stops with SIGTERM mid-pass, or one that
 crashes, leaves no idle worker behind."""
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ import pytest
 SERVER = textwrap.dedent(
     """
     import os, signal, sys
-    from ragls.prepare import PreparePool
+    from ragls.ingest.prepare import PreparePool
 
     if __name__ == "__main__":
         pool = PreparePool(1, 0)  # one worker shows it: each holds both ends of the queue
@@ -61,7 +61,7 @@ def test_workers_end_when_the_server_is_killed(tmp_path: Path, signal_name: str)
 def test_the_end_of_a_pass_waits_for_its_workers_to_exit() -> None:
     """close(wait=True), as a pooled pass ends: the workers' memory is gone before the dense
     pass grows the server's (at 150,000 chunks the two together were the peak)."""
-    from ragls.prepare import PreparePool
+    from ragls.ingest.prepare import PreparePool
 
     pool = PreparePool(2, 0)
     executor = pool._executor()

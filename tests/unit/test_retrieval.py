@@ -11,7 +11,6 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from ragls import lexical
 from ragls.chunking.model import embedding_text, split_humps
 from ragls.config import RetrievalSettings, load_settings
 from ragls.query.query_words import lookup_symbols, query_symbols
@@ -31,6 +30,7 @@ from ragls.query.retrieval import (
 )
 from ragls.store import PointData, SearchRequest
 from ragls.store.edge import EdgeStore
+from ragls.text import lexical
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 

@@ -15,8 +15,8 @@ def test_unset_fields_are_not_sent_on_to_the_owner() -> None:
 
 
 def test_unset_fields_take_the_settings_wherever_the_request_is_answered() -> None:
-    from ragls.api import budget
     from ragls.config import RetrievalSettings
+    from ragls.sharing.api import budget
 
     rs = RetrievalSettings(top_k=7, max_chars=1234)
     assert budget(RetrieveParams.model_validate({"query": "q"}), rs) == (7, 1234)
@@ -30,7 +30,7 @@ def test_unset_fields_take_the_settings_wherever_the_request_is_answered() -> No
 def test_validation_errors_are_one_line_naming_the_field_on_every_face() -> None:
     import pytest
 
-    from ragls.api import RETRIEVE, InvalidParams, parse_params
+    from ragls.sharing.api import RETRIEVE, InvalidParams, parse_params
 
     with pytest.raises(InvalidParams) as err:
         parse_params(RETRIEVE, {"query": " ", "topK": 500})

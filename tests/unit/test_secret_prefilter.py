@@ -1,4 +1,4 @@
-"""Secret detection (ragls.secrets): detect-secrets as a library behind linear-time RE2 gates.
+"""Secret detection (ragls.ingest.secrets): detect-secrets as a library behind linear-time RE2 gates.
 
 The gates may only spare lines that no detector would flag: checked by running every detector
 on every line (no gates) over the planted-secrets corpus, ordinary code, the library's own
@@ -16,9 +16,9 @@ import pytest
 from detect_secrets.core.plugins.util import get_mapping_from_secret_type_to_class
 from detect_secrets.plugins import keyword as ds_keyword
 
-from ragls import secret_gates
-from ragls.secret_gates import KEYWORD_DENYLIST, candidates, gates, may_hold_secret
-from ragls.secrets import REDACTED, _line_hit, is_secret_file, redact, scan, secret_lines
+from ragls.ingest import secret_gates
+from ragls.ingest.secret_gates import KEYWORD_DENYLIST, candidates, gates, may_hold_secret
+from ragls.ingest.secrets import REDACTED, _line_hit, is_secret_file, redact, scan, secret_lines
 from tests.secret_corpus import ORDINARY, SECRET_CONTENT, SECRET_FILE, build
 from tests.secret_corpus import REDACTED as KEEP
 
@@ -67,7 +67,7 @@ def test_gates_cover_the_detectors_on_ordinary_code() -> None:
     files = sorted((REPO / "tests" / "fixtures" / "polyglot").rglob("*.*"))
     files += [
         REPO / "server" / "ragls" / n
-        for n in ("secrets.py", "secret_gates.py", "config.py", "lexical.py", "workspace.py")
+        for n in ("ingest/secrets.py", "ingest/secret_gates.py", "config.py", "text/lexical.py", "ingest/discovery.py")
     ]
     # The library's own sources name every secret shape it looks for: the densest test there is.
     files += [*sorted((DS_ROOT / "plugins").glob("*.py")), DS_ROOT / "filters" / "heuristic.py"]

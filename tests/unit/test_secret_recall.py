@@ -8,8 +8,8 @@ import pytest
 
 from ragls.evaluation import secret_eval
 from ragls.evaluation.secret_corpus import KEYWORD, PRIVATE_KEY, URL, file_type, near_misses, secrets
-from ragls.secret_gates import PROVIDER_TOKENS, candidates
-from ragls.secrets import _line_hit
+from ragls.ingest.secret_gates import PROVIDER_TOKENS, candidates
+from ragls.ingest.secrets import _line_hit
 from tests.unit.test_secret_prefilter import _assert_gates_cover
 
 

@@ -1,4 +1,4 @@
-"""Asked-for first (ragls/seek.py): mid-pass, a file that spells a name a question asked for
+"""Asked-for first (ragls/ingest/seek.py): mid-pass, a file that spells a name a question asked for
 is indexed at the next batch boundary, not at the end of the pass; so is a file the editor
 opens (a change, which the pass handles at its next boundary)."""
 
@@ -10,8 +10,8 @@ from pathlib import Path
 
 from ragls.config import Settings
 from ragls.index.worker import Indexer
+from ragls.ingest.seek import bare_name, files_naming
 from ragls.query.answer import answer
-from ragls.seek import bare_name, files_naming
 
 PY = '''"""Module {i}."""
 

@@ -1,4 +1,4 @@
-"""Source BM25 (query/source_lexicon.py): plain BM25 over a real Edge shard's non-test source
+"""Source BM25 (index/source_lexicon.py): plain BM25 over a real Edge shard's non-test source
 chunks ranks files for change requests, is built again after the index changed, and lifts the
 files it ranks in `retrieve` by their RRF term, for the tunings that use it only."""
 
@@ -10,14 +10,14 @@ from pathlib import Path
 
 import pytest
 
-from ragls import lexical, name_rerank
 from ragls.config import EmbedderSettings, RetrievalSettings
 from ragls.embedding import make_embedder
-from ragls.query import source_lexicon
+from ragls.index import name_rerank, source_lexicon
+from ragls.index.source_lexicon import SourceLexicon
 from ragls.query.retrieval import CHANGE_TUNING, DEFAULT_TUNING, retrieve
-from ragls.query.source_lexicon import SourceLexicon
 from ragls.store import PointData
 from ragls.store.edge import EdgeStore
+from ragls.text import lexical
 
 CHUNKS = [
     (

@@ -40,7 +40,7 @@ def test_the_server_sends_the_cases_display(case: dict) -> None:
     wire = status.model_dump(by_alias=True, mode="json")
     assert wire["display"] == case["display"]
     assert json.loads(status.model_dump_json(by_alias=True))["display"] == case["display"]
-    # the same function on the plain wire form (early_status.py's path)
+    # the same function on the plain wire form (frontends/lsp/early_status.py's path)
     assert display({**CASES["base"], **case["status"]}) == case["display"]
 
 
@@ -60,11 +60,11 @@ def test_display_follows_changes_made_after_the_status_was_built() -> None:
 
 
 def test_the_protocol_schema_describes_what_the_server_sends() -> None:
-    """`ragls schema --protocol` (protocol_schema.py): rag/statusChanged and rag/indexStatus send an
+    """`ragls schema --protocol` (sharing/schema.py): rag/statusChanged and rag/indexStatus send an
     IndexStatus with its display, and every case's status as serialised validates against it."""
     import jsonschema
 
-    from ragls.protocol_schema import protocol_schema
+    from ragls.sharing.schema import protocol_schema
 
     schema = protocol_schema()
     assert schema["methods"]["rag/statusChanged"] == {"kind": "notification", "params": {"$ref": "#/$defs/IndexStatus"}}

@@ -1,4 +1,4 @@
-"""stdin read by the event loop and framed by ragls/stdio.py: real pipes, real files."""
+"""stdin read by the event loop and framed by ragls/system/stdio.py: real pipes, real files."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from ragls.stdio import MAX_BODY, Framer, FramingError, LoopReader, ThreadReader, is_pipe, loop_reader
+from ragls.system.stdio import MAX_BODY, Framer, FramingError, LoopReader, ThreadReader, is_pipe, loop_reader
 
 
 def frame(obj: Any) -> bytes:

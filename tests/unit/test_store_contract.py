@@ -20,14 +20,14 @@ from qdrant_client import QdrantClient
 from qdrant_client import models as qm
 from qdrant_client.http.exceptions import ResponseHandlingException, UnexpectedResponse
 
-from ragls import lexical
 from ragls.config import Settings
+from ragls.frontends.cli.migrate import copy_manifest, iter_edge_points, migrate, remote_manifest_path, with_url
 from ragls.index.worker import Indexer
-from ragls.migrate import copy_manifest, iter_edge_points, migrate, remote_manifest_path, with_url
 from ragls.store import PointData, SearchRequest, Store, StoreError, index_dir
 from ragls.store.edge import EdgeStore
 from ragls.store.manifest import FileRecord, Manifest
 from ragls.store.remote import RemoteStore, collection_name
+from ragls.text import lexical
 
 DIM = 16
 SERVER_URL = os.environ.get("RAGLS_TEST_QDRANT_URL")
@@ -576,7 +576,7 @@ def test_copy_manifest_is_a_consistent_snapshot(tmp_path: Path) -> None:
 def test_migrate_cli_parser_is_wired(tmp_path: Path) -> None:
     import argparse
 
-    from ragls.migrate import add_migrate_parser
+    from ragls.frontends.cli.migrate import add_migrate_parser
 
     parser = argparse.ArgumentParser()
     add_migrate_parser(parser.add_subparsers(dest="cmd"))

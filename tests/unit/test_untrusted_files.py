@@ -1,4 +1,4 @@
-"""Opening a file a repository chose (ragls.untrusted_files), on real links, FIFOs and devices:
+"""Opening a file a repository chose (ragls.system.untrusted_files), on real links, FIFOs and devices:
 never a block, never a link out of its folder, never more than the bound."""
 
 from __future__ import annotations
@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from ragls.config import Settings, resolve_settings
-from ragls.untrusted_files import LinkRefused, NotRegularFile, read_bounded
-from ragls.workspace import IgnoreRules, read_source
+from ragls.ingest.discovery import IgnoreRules, read_source
+from ragls.system.untrusted_files import LinkRefused, NotRegularFile, read_bounded
 
 
 def _in_thread(fn, timeout: float = 10.0):  # type: ignore[no-untyped-def]

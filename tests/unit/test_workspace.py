@@ -7,8 +7,8 @@ import os
 from pathlib import Path
 
 from ragls.config import Settings
-from ragls.secrets import is_secret_file, redact
-from ragls.workspace import IgnoreRules, decode_source, discover, link_skip
+from ragls.ingest.discovery import IgnoreRules, decode_source, discover, link_skip
+from ragls.ingest.secrets import is_secret_file, redact
 
 
 def _write(root: Path, rel: str, text: str = "def f():\n    return 1\n") -> None:

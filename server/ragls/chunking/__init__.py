@@ -9,13 +9,12 @@ from ragls.chunking.markdown import markdown_chunks
 from ragls.chunking.model import Chunk
 from ragls.chunking.text import window_chunks
 from ragls.config import IndexingSettings
-from ragls.languages import refine_language
+from ragls.text.languages import refine_language
 
 if TYPE_CHECKING:
     from tree_sitter import Node
 
     from ragls.chunking.syntax import SyntaxReader
-    from ragls.graph.model import FileGraph
 
 __all__ = [
     "CHUNKS_VERSION",
@@ -24,7 +23,6 @@ __all__ = [
     "Chunk",
     "TooManyChunks",
     "check_budget",
-    "chunk_and_graph",
     "chunk_file",
 ]
 
@@ -57,34 +55,21 @@ def check_budget(language: str, text: str, settings: IndexingSettings | None = N
         raise TooManyChunks(f"about {windows} line windows, more than {MAX_CHUNKS_PER_FILE}")
 
 
-def chunk_file(path: str, language: str, text: str, settings: IndexingSettings | None = None) -> list[Chunk]:
-    """Split one file's text into chunks; never raises on odd input, except TooManyChunks."""
+def chunk_file(
+    path: str,
+    language: str,
+    text: str,
+    settings: IndexingSettings | None = None,
+    trees: list[tuple[SyntaxReader, Node]] | None = None,
+) -> list[Chunk]:
+    """Split one file's text into chunks; never raises on odd input, except TooManyChunks.
+    `trees`, when given, receives the syntax tree the chunks were cut from (none for a file
+    that was not parsed), for the graph facts read from the same parse (ingest/prepare.py)."""
     check_budget(language, text, settings)
-    chunks = _chunks(path, language, text, settings or IndexingSettings())
-    if len(chunks) > MAX_CHUNKS_PER_FILE:
-        raise TooManyChunks(f"{len(chunks)} chunks, more than {MAX_CHUNKS_PER_FILE}")
-    return chunks
-
-
-def chunk_and_graph(
-    path: str, language: str, text: str, settings: IndexingSettings | None = None
-) -> tuple[list[Chunk], FileGraph | None]:
-    """`chunk_file`, and the file's graph facts read from the same syntax tree (None when the
-    file was not parsed: not a programming language, too long, or a grammar failure)."""
-    check_budget(language, text, settings)
-    trees: list[tuple[SyntaxReader, Node]] = []
     chunks = _chunks(path, language, text, settings or IndexingSettings(), trees)
     if len(chunks) > MAX_CHUNKS_PER_FILE:
         raise TooManyChunks(f"{len(chunks)} chunks, more than {MAX_CHUNKS_PER_FILE}")
-    if not trees:
-        return chunks, None
-    from ragls.graph.extract import file_graph  # the chunker alone (eval, export) never loads it
-
-    reader, root = trees[0]
-    try:
-        return chunks, file_graph(reader, root)
-    except (ValueError, RecursionError, LookupError):  # a query hiccup costs the graph, not the chunks
-        return chunks, None
+    return chunks
 
 
 def _chunks(

@@ -49,7 +49,7 @@ def embedding_hash(embedded: str) -> str:
 
 
 def name_text(symbol: str | None, text: str) -> str:
-    """A chunk's name line as the name rerank embeds it (ragls.name_rerank): the qualified symbol
+    """A chunk's name line as the name rerank embeds it (ragls.index.name_rerank): the qualified symbol
     and the first line of its code (a definition's signature), camelCase split like
     embedding_text. A doc sentence paraphrases a function's name, which the whole-chunk vector
     dilutes in the body."""

@@ -28,7 +28,7 @@ import numpy as np
 from ragls import __version__
 from ragls.config import EmbedderSettings
 from ragls.embedding.base import Embedder, EmbeddingError
-from ragls.secrets import redact
+from ragls.ingest.secrets import redact
 
 log = logging.getLogger(__name__)
 

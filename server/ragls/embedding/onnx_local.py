@@ -186,7 +186,7 @@ class LocalOnnxEmbedder:
     def embed_with_names(self, texts: list[str], names: list[str]) -> tuple[np.ndarray, np.ndarray]:
         """Each text's vector and its name vector from the same forward pass: the hidden states
         of the text's first tokens (as many as `names[i]`, the chunk's name line, has after
-        [CLS]) mean-pooled (ragls.name_rerank). One call: the caller groups the texts
+        [CLS]) mean-pooled (ragls.index.name_rerank). One call: the caller groups the texts
         (`batches`)."""
         if not texts:
             empty = np.zeros((0, self.dimension), dtype=np.float32)

@@ -1,9 +1,9 @@
 """The BM25 baselines of `ragls eval`: the lexical retrievers ragls has to beat, over
-60-line windows and over one document per function. The index itself is ragls.bm25."""
+60-line windows and over one document per function. The index itself is ragls.text.bm25."""
 
 from __future__ import annotations
 
-from ragls.bm25 import BM25Index, Document, ScoredDocument, Tokenizer, simple_tokenize
+from ragls.text.bm25 import BM25Index, Document, ScoredDocument, Tokenizer, simple_tokenize
 
 __all__ = [
     "BM25Index",

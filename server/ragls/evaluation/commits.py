@@ -30,23 +30,24 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ragls import git_history, lexical
 from ragls.config import Settings
 from ragls.evaluation.bm25 import BM25Index, function_documents, windows
 from ragls.evaluation.runner import idle_index
-from ragls.git_read import message_text
+from ragls.git import history as git_history
+from ragls.git.read import message_text
 from ragls.index.worker import Indexer
-from ragls.languages import is_code, language_of
 from ragls.query.learned import Trace
-from ragls.query.path_kinds import is_test_path
 from ragls.query.retrieval import Tuning, retrieve, tuning_for, uses_source
+from ragls.text import lexical
+from ragls.text.languages import is_code, language_of
+from ragls.text.path_kinds import is_test_path
 
 FILE_K = 5
 FILE_MRR_K = 10
 SOURCE_WAIT = 300.0
 HITS = 50  # chunks fetched per query to rank files (the per-file cap keeps several files)
 # The MCP tool an agent plans a change with: rag/retrieve with intent "change" (the git history,
-# ragls.git_history, and declarations at full weight), HITS chunks for its default 10 files. The
+# ragls.git.history, and declarations at full weight), HITS chunks for its default 10 files. The
 # plain row is rag/retrieve as chat clients call it.
 FIND_FILES = "ragls find_files (+ git history)"
 

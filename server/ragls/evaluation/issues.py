@@ -34,7 +34,6 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from ragls import git_history, lexical
 from ragls.config import Settings
 from ragls.evaluation.bm25 import BM25Index
 from ragls.evaluation.commits import FIND_FILES, HITS, _ragls_files, checkout, is_source, rank_files
@@ -42,7 +41,9 @@ from ragls.evaluation.golden import GoldenQuery
 from ragls.evaluation.metrics import acc_at_k, any_at_k, file_mrr_at_k, gold_ranks
 from ragls.evaluation.ranker_data import FeatureDump
 from ragls.evaluation.runner import BM25_FUNCTIONS, BM25_WINDOWS, DEFAULT, _baseline_documents, idle_index
+from ragls.git import history as git_history
 from ragls.query.retrieval import CHANGE_TUNING, Tuning
+from ragls.text import lexical
 
 ACC_KS = (1, 3, 5, 10)
 ANY_K = 5

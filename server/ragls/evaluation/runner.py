@@ -9,16 +9,16 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from ragls import lexical
 from ragls.config import RetrievalSettings, Settings
 from ragls.evaluation.bm25 import BM25Index, Document, function_documents, windows
 from ragls.evaluation.golden import GoldenSet, load_golden
 from ragls.evaluation.metrics import QueryMetrics, aggregate, evaluate_query
 from ragls.evaluation.ranker_data import FeatureDump
 from ragls.index.worker import Indexer
-from ragls.languages import language_of
 from ragls.query.query_words import query_symbols
 from ragls.query.retrieval import DEFAULT_TUNING, retrieve
+from ragls.text import lexical
+from ragls.text.languages import language_of
 
 TOP_K = 10  # rank metrics look at the top 10 (MRR@10, R@5, ...)
 

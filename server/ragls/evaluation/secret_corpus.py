@@ -1,4 +1,4 @@
-"""A labelled corpus for the secret scan (ragls.secrets): realistic secrets in the files they turn
+"""A labelled corpus for the secret scan (ragls.ingest.secrets): realistic secrets in the files they turn
 up in, and near misses that must stay (hashes, ids, test fixtures, templates, placeholders, prose).
 
 Every value is generated from a fixed seed, so this module holds no secret-shaped literal for a

@@ -2,7 +2,7 @@
 
     python -m ragls.evaluation.secret_eval [--misses] [--providers]      (make eval-secrets)
 
-A secret counts as found when no piece of it survives `ragls.secrets.scan` of its snippet (as
+A secret counts as found when no piece of it survives `ragls.ingest.secrets.scan` of its snippet (as
 file `path`); a near miss counts as a false positive when the scan redacts any of its lines.
 Prints one row per family and per kind of near miss, then the totals against the goals."""
 
@@ -14,7 +14,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from ragls.evaluation.secret_corpus import Item, file_type, near_misses, secrets
-from ragls.secrets import scan
+from ragls.ingest.secrets import scan
 
 # The goals (issue 51): nearly every secret, every provider token, few lines of ordinary code.
 GOAL_RECALL = 0.98

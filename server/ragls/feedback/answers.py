@@ -83,10 +83,10 @@ class Answers:
 
 
 def redacted(text: str | None) -> tuple[str | None, bool]:
-    """`text` with its secret lines replaced (the code's own scan, secrets.py), and whether any was."""
+    """`text` with its secret lines replaced (the code's own scan, ingest/secrets.py), and whether any was."""
     if not text:
         return text, False
-    from ragls.secrets import scan
+    from ragls.ingest.secrets import scan
 
     r = scan(text)
     return r.text, r.lines > 0

@@ -20,8 +20,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from ragls.feedback.records import FeedbackRecord
-from ragls.identity import workspace_id
 from ragls.private import private_dirs, private_file
+from ragls.system.identity import workspace_id
 
 log = logging.getLogger(__name__)
 

@@ -1,4 +1,4 @@
-"""The front ends: each turns its protocol into calls of one `WorkspaceIndex` (workspace_index.py)
+"""The front ends: each turns its protocol into calls of one `WorkspaceIndex` (workspace/index.py)
 and holds no pipeline logic.
 
 - `lsp/`: the language server (`ragls`, `rag/*` over stdio) and its progress reports.

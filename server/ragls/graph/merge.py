@@ -1,5 +1,5 @@
 """Several folders' answers to one graph question as the workspace's one answer (steps from data
-to data; workspace_index.py asks the folders): each item labelled with its folder, the lists
+to data; workspace/index.py asks the folders): each item labelled with its folder, the lists
 joined in workspace order and cut to the caller's limit, the maps merged by score within the
 budget, and the folders' warnings and errors kept."""
 

@@ -1,7 +1,7 @@
 """A file's graph facts, as the chunker's parse yields them and the manifest stores them: its
 definitions, the names it uses (calls, other references, imported names) and its imports.
 
-Plain tuples, not objects: a prepared file crosses the process boundary pickled (prepare.py),
+Plain tuples, not objects: a prepared file crosses the process boundary pickled (ingest/prepare.py),
 and tuples of strings and ints are the cheapest thing to pickle and to hand to SQLite."""
 
 from __future__ import annotations

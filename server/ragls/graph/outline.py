@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import math
 
-from ragls.escaping import label
 from ragls.protocol import MapDefinition, MapFile
+from ragls.text.escaping import label
 
 
 def tokens(text: str) -> int:

@@ -18,7 +18,7 @@ from ragls.graph.resolve import PathIndex, Resolver
 from ragls.protocol import Location, ReferencesResult, Related, RelatedResult
 
 if TYPE_CHECKING:
-    from ragls.config import Settings
+    pass
 
 MAX_SCAN = 20_000  # uses of the names asked about read per question
 NEIGHBOUR_SCAN = 200  # uses of a hit's name read for its callers in the context (`neighbours`)
@@ -235,20 +235,9 @@ class Graph:
                 del items[limit:]
 
 
-def manifest_of(root: Path, settings: Settings | None = None) -> Path:
-    """The manifest (graph rows included) of the folder's primary index, as `ragls index ROOT`
-    made it with these settings (the folder's own `.ragls.toml` aside)."""
-    from ragls.config import Settings
-    from ragls.embedding import model_identity
-    from ragls.store import manifest_path
-
-    s = settings or Settings()
-    return manifest_path(root.resolve(), s, *model_identity(s.embedder))
-
-
 def references_of(manifest: Path, symbol: str, path: str | None = None, limit: int = 2000) -> list[Location]:
-    """The uses of `symbol` in the index whose manifest is `manifest` (`manifest_of(root)` for an
-    indexed folder), as `rag/references` finds them: for scripts (an evaluation against a
+    """The uses of `symbol` in the index whose manifest is `manifest` (`index.handle.manifest_of(root)`
+    for an indexed folder), as `rag/references` finds them: for scripts (an evaluation against a
     language server's references). Read-only; the folder's owner may be indexing meanwhile."""
     with GraphReader(manifest) as reader:
         return Graph(reader, PathIndex(reader.files())).references(symbol, path, limit).locations

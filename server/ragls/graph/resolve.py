@@ -18,8 +18,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from ragls.graph.read import Definition, GraphReader
-from ragls.languages import language_of
-from ragls.query.path_kinds import is_test_path
+from ragls.text.languages import language_of
+from ragls.text.path_kinds import is_test_path
 
 SAME_FILE, IMPORTED, SAME_FOLDER, ELSEWHERE = 0, 1, 2, 3
 TIERS = ("same file", "imported", "same folder", "elsewhere")

@@ -15,12 +15,12 @@ from ragls.graph.model import GRAPH_FORMAT, FileGraph
 from ragls.index.handle import IndexHandle
 from ragls.index.plan import is_complete
 from ragls.index.state import IndexState, Records
-from ragls.languages import language_of
-from ragls.prepare import TOO_MANY_CHUNKS, FileJob, Prepared, prepare_file
-from ragls.secrets import RULES_VERSION, is_secret_file
+from ragls.ingest.discovery import CONTENT_CHECKS, IgnoreRules, classify, link_skip
+from ragls.ingest.prepare import TOO_MANY_CHUNKS, FileJob, Prepared, prepare_file
+from ragls.ingest.secrets import RULES_VERSION, is_secret_file
 from ragls.store import PointData
 from ragls.store.manifest import DELETING, DENSE, LEXICAL, FileRecord, Manifest, SkippedFile
-from ragls.workspace import CONTENT_CHECKS, IgnoreRules, classify, link_skip
+from ragls.text.languages import language_of
 
 log = logging.getLogger(__name__)
 

@@ -1,7 +1,7 @@
 """The dense backfill: chunks stored with their sparse vector only get their dense vector here,
 a window at a time (open files first, then the most recently modified), from the embedding
 cache when it has them, else from the embedder, with the chunks' name vectors cached beside
-(ragls.name_rerank). Between embedding calls it gives way to queued changes.
+(ragls.index.name_rerank). Between embedding calls it gives way to queued changes.
 
 Vectors an imported snapshot holds (embedding/cache.py) are taken here only, and only once a
 random sample of the window's agrees with the model (`_from_snapshots`): a snapshot caught lying
@@ -17,13 +17,14 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from ragls import memory, name_rerank
 from ragls.chunking.model import embedding_text, name_text
 from ragls.embedding import Embedder, EmbeddingError
 from ragls.embedding.cache import AGREE, SnapshotVector, cosine
+from ragls.index import name_rerank
 from ragls.index.handle import IndexHandle
 from ragls.index.state import IndexState, Phase, now
 from ragls.store.manifest import DENSE, LEXICAL
+from ragls.system import memory
 
 if TYPE_CHECKING:
     import numpy as np
@@ -280,7 +281,7 @@ class Backfill:
 
     def _cache_names(self, part: list[tuple[str, str, dict[str, Any]]], vecs: np.ndarray) -> None:
         """The chunks' name vectors into the embedding cache, where queries look them up
-        (ragls.name_rerank); not into the index."""
+        (ragls.index.name_rerank); not into the index."""
         assert self.handle.cache is not None
         self.handle.cache.put_many(
             {name_rerank.NAME_KEY + pl["text_hash"]: vecs[k] for k, (_, _, pl) in enumerate(part) if "text_hash" in pl}

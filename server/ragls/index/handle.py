@@ -1,6 +1,6 @@
 """The open index's resources: the store, the manifest, the embedding cache and the embedder
 (with the bundled model's load), the `embedder.snapshot` import, the provider's circuit
-breaker and the git history. Queries read everything they need here (`query/answer.py`, `service.py`);
+breaker and the git history. Queries read everything they need here (`query/answer.py`, `sharing/local_index.py`);
 the worker writes through it.
 
 Also the index folder's life: opened, closed, checked before every write batch (replaced under
@@ -17,20 +17,20 @@ from concurrent.futures import Future
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ragls import name_rerank
 from ragls.chunking.model import EMBED_FORMAT
 from ragls.config import Settings, cache_root
-from ragls.embedding import Embedder, EmbeddingError, local_identity, make_embedder
+from ragls.embedding import Embedder, EmbeddingError, local_identity, make_embedder, model_identity
 from ragls.embedding.cache import Distrusted, EmbeddingCache, SnapshotVector
 from ragls.embedding.snapshot import Identity
 from ragls.embedding.snapshot_source import ImportReport, distrusted_message, import_snapshot
-from ragls.faults import CircuitBreaker
-from ragls.git_history import HistoryTracker
+from ragls.git.history import HistoryTracker
 from ragls.graph.source import GraphSource
-from ragls.query.source_lexicon import SourceLexicon
-from ragls.store import Store, StoreError, open_index
+from ragls.index import name_rerank
+from ragls.index.source_lexicon import SourceLexicon
+from ragls.store import Store, StoreError, manifest_path, open_index
 from ragls.store.manifest import Manifest
-from ragls.threads import in_thread
+from ragls.system.faults import CircuitBreaker
+from ragls.system.threads import in_thread
 
 if TYPE_CHECKING:
     import numpy as np
@@ -359,3 +359,11 @@ class IndexHandle:
             log.warning("%s", warning)
             self.snapshot_warnings.append(warning)
             self._on_change()
+
+
+def manifest_of(root: Path, settings: Settings | None = None) -> Path:
+    """The manifest (graph rows included) of the folder's primary index, as `ragls index ROOT`
+    made it with these settings (the folder's own `.ragls.toml` aside): for scripts that read
+    the graph (`graph.relations.references_of`)."""
+    s = settings or Settings()
+    return manifest_path(root.resolve(), s, *model_identity(s.embedder))

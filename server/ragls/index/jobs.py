@@ -34,6 +34,10 @@ class JobQueue:
         self._edits: deque[Edit] = deque()  # appended by any thread, taken by the worker
         # A job was posted that the last published status may not show yet (`settled`).
         self._unpublished = False
+        # Retries asked for, and the number the last published status has seen (`retrying`).
+        self._retries_posted = 0
+        self._retries_taken = 0  # the worker's count, published by `published`
+        self._retries_seen = 0
 
     def _put(self, kind: str, arg: object) -> None:
         with self._cond:
@@ -59,6 +63,8 @@ class JobQueue:
 
     def retry(self) -> None:
         """A user's retry: a waiting fault is due at once."""
+        with self._cond:
+            self._retries_posted += 1
         self._edits.append(Edit("retry"))
         self.wake()
 
@@ -89,6 +95,11 @@ class JobQueue:
         with self._cond:
             return not self._unpublished
 
+    def retrying(self) -> bool:
+        """A retry was asked for that the last published status does not show yet."""
+        with self._cond:
+            return self._retries_posted > self._retries_seen
+
     def interrupted(self) -> bool:
         """Should a long step give way: jobs are waiting, or the worker stops?"""
         return bool(self._items) or self._stop.is_set()
@@ -99,13 +110,15 @@ class JobQueue:
         out: list[Edit] = []
         while self._edits:
             out.append(self._edits.popleft())
+        self._retries_taken += sum(1 for e in out if e.kind == "retry")
         return out
 
     def published(self) -> None:
-        """The worker published a status that shows every job it has taken."""
+        """The worker published a status that shows every job and edit it has taken."""
         with self._cond:
-            if not self._items:
+            if not self._items and not self._edits:
                 self._unpublished = False
+            self._retries_seen = self._retries_taken
 
     def drain(self, block: bool) -> Jobs:
         jobs = Jobs()

@@ -1,7 +1,7 @@
 """Scans and change sets: discovery, the plan (plan.py), then the lexical pass over the files
 to prepare, in batches of 64 files, stored by the writer (apply.py). A large pass is prepared
-by worker processes (prepare.py); a small one in the indexer thread, where it starts at once.
-Between batches, queued changes and asked-for files (seek.py) go first."""
+by worker processes (ingest/prepare.py); a small one in the indexer thread, where it starts at once.
+Between batches, queued changes and asked-for files (ingest/seek.py) go first."""
 
 from __future__ import annotations
 
@@ -11,17 +11,17 @@ from collections.abc import Callable
 from concurrent.futures import Future
 from pathlib import Path
 
-from ragls import memory
 from ragls.config import Settings
 from ragls.index.apply import IndexWriter
 from ragls.index.handle import IndexHandle
 from ragls.index.jobs import JobQueue
 from ragls.index.plan import plan_scan
 from ragls.index.state import IndexState, Phase, now
-from ragls.prepare import FileJob, Prepared, PreparePool
+from ragls.ingest.discovery import Discovery, IgnoreRules, discover
+from ragls.ingest.prepare import FileJob, Prepared, PreparePool
 from ragls.store import previous_manifest_bytes
-from ragls.threads import in_thread
-from ragls.workspace import Discovery, IgnoreRules, discover
+from ragls.system import memory
+from ragls.system.threads import in_thread
 
 log = logging.getLogger(__name__)
 

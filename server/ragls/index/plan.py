@@ -7,8 +7,8 @@ from __future__ import annotations
 from collections.abc import Container, Mapping
 from dataclasses import dataclass
 
+from ragls.ingest.discovery import SourceFile
 from ragls.store.manifest import DENSE, FileRecord, SkippedFile
-from ragls.workspace import SourceFile
 
 
 @dataclass

@@ -18,8 +18,9 @@ from datetime import UTC, datetime
 from enum import StrEnum
 from typing import TYPE_CHECKING, Literal
 
-from ragls.faults import Fault
+from ragls.status import ErrorEntry, IndexCounters, SnapshotCounts
 from ragls.store.manifest import DENSE, LEXICAL, FileRecord, SkippedFile
+from ragls.system.faults import Fault
 
 if TYPE_CHECKING:
     from ragls.index.handle import IndexHandle
@@ -45,13 +46,6 @@ class Phase(StrEnum):
     WAITING = "waiting"
     PAUSED = "paused"
     ERROR = "error"
-
-
-@dataclass
-class ErrorEntry:
-    path: str
-    message: str
-    time: str
 
 
 def now() -> str:
@@ -122,42 +116,6 @@ class Records(dict[str, FileRecord]):
 
 
 @dataclass(frozen=True)
-class SnapshotCounts:
-    """The `embedder.snapshot` import, as the status shows it."""
-
-    source: str
-    state: str
-    vectors: int
-    reused: int
-    message: str | None
-
-
-@dataclass(frozen=True)
-class IndexCounters:
-    """One consistent reading of the index (taken under the lock), for `status.index_status`."""
-
-    state: str  # "indexing", "ready" or "error"
-    phase: str
-    message: str | None
-    files_total: int
-    files_indexed: int  # searchable both ways, not failed
-    files_failed: int
-    skipped_by_reason: dict[str, int]
-    chunks: int
-    lexical_done: int
-    searchable: int  # the files that can be indexed: the total of both progress counts
-    last_indexed_at: str | None
-    cache_hits: int
-    cache_misses: int
-    embedded: int
-    snapshot: SnapshotCounts | None
-    errors: tuple[ErrorEntry, ...]
-    workspace: str
-    warnings: tuple[str, ...] = ()  # e.g. a snapshot distrusted (handle.warnings)
-    waiting: int = 0  # files discovered and not indexed yet, failures aside (graph answers warn)
-
-
-@dataclass(frozen=True)
 class Published:
     """What the worker last published: read by any thread without a lock, never changed."""
 
@@ -196,7 +154,7 @@ class IndexState:
         self.known_skips: dict[str, SkippedFile] = {}
         self.stale_prepare: set[str] = set()  # files prepared under older rules (apply._PREPARE_RULES)
         self.open_docs: dict[str, str] = {}  # editor buffers: path -> text
-        # Files that spell a name a question asked for (seek.py), still waiting in a pass:
+        # Files that spell a name a question asked for (ingest/seek.py), still waiting in a pass:
         # indexed at the next batch boundary instead of in pass order. (Opened and saved
         # files are changes, which a pass handles at its next boundary already.)
         self.urgent: dict[str, None] = {}
@@ -206,7 +164,7 @@ class IndexState:
         self.last_indexed_at: str | None = None
         # Counters of work done, for the status, tests and benchmarks.
         self.embeds = 0  # chunks embedded
-        self.embeds_names = 0  # name vectors cached (ragls.name_rerank)
+        self.embeds_names = 0  # name vectors cached (ragls.index.name_rerank)
         self.batches = 0  # lexical batches applied
         self.change_jobs = 0  # coalesced change sets handled (a burst of saves is one)
         self.runs = 0  # scans and change sets started: lets the progress reporter see short runs

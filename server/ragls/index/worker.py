@@ -25,20 +25,20 @@ from pathlib import Path
 
 from ragls.config import Settings
 from ragls.embedding import Embedder, EmbeddingError
-from ragls.faults import Backoff, Fault
 from ragls.index.apply import IndexWriter, load_kept, reconcile
 from ragls.index.backfill import Backfill
 from ragls.index.handle import IndexHandle, IndexReplaced, ModelUnavailable, freeze_heap
 from ragls.index.jobs import JobQueue, Jobs
 from ragls.index.lexical_pass import LexicalPass
-from ragls.index.state import IndexCounters, IndexState, Phase, Records
-from ragls.prepare import PreparePool
+from ragls.index.state import IndexState, Phase, Records
+from ragls.ingest.discovery import IgnoreRules
+from ragls.ingest.prepare import PreparePool
+from ragls.ingest.seek import Seeker
 from ragls.protocol import IndexStatus
-from ragls.seek import Seeker
-from ragls.status import index_status
+from ragls.status import IndexCounters, index_status
 from ragls.store import StoreCorrupt, StoreError, StoreFull
-from ragls.threads import lower_priority
-from ragls.workspace import IgnoreRules
+from ragls.system.faults import Backoff, Fault
+from ragls.system.threads import lower_priority
 
 log = logging.getLogger(__name__)
 
@@ -124,7 +124,7 @@ class Indexer:
 
     def seek(self, names: list[str]) -> None:
         """A question named these definitions: while files wait, send the ones that spell a
-        name ahead (seek.py). Returns at once."""
+        name ahead (ingest/seek.py). Returns at once."""
         if names and self.state.pending:
             self.seeker.seek(names)
 
@@ -157,12 +157,16 @@ class Indexer:
 
     def counters(self) -> IndexCounters:
         """The last published counters, read without a lock; "indexing" while a job posted
-        since is not in them yet."""
+        since, or a retry asked for, is not in them yet."""
         published = self.state.published
         assert published is not None  # published once in __init__
         counters = published.counters
         if counters.state == "ready" and not self.jobs.settled():
             counters = replace(counters, state="indexing")
+        elif counters.state == "error" and counters.phase != "error" and self.jobs.retrying():
+            # A user's retry (a reindex) is on its way: the waiting fault or paused provider is
+            # being tried again, with a scan queued behind it.
+            counters = replace(counters, state="indexing", phase="discovering", message=None)
         return counters
 
     def snapshot(self) -> IndexStatus:

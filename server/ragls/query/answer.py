@@ -10,7 +10,6 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ragls import lexical
 from ragls.config import RetrievalSettings
 from ragls.embedding import EmbeddingError
 from ragls.protocol import ChunkOut, RetrieveResultOut
@@ -25,6 +24,7 @@ from ragls.query.retrieval import (
     tuning_for,
     uses_source,
 )
+from ragls.text import lexical
 
 if TYPE_CHECKING:
     from ragls.index.handle import IndexHandle

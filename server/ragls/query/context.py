@@ -1,6 +1,6 @@
 """The `<rag_context>` block: whole chunks, best first, within a character budget, then the
 signatures of what the first hits call and are called by (query/graph_context.py) where the
-budget has room left, with file content neutralised and names escaped (escaping.py) so no file
+budget has room left, with file content neutralised and names escaped (text/escaping.py) so no file
 can close or fake a block."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from ragls.escaping import attr, neutralise
+from ragls.text.escaping import attr, neutralise
 
 __all__ = ["CLOSE", "OPEN", "ContextChunk", "block", "format_context", "neutralise"]
 

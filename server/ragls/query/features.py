@@ -15,9 +15,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ragls import lexical
-from ragls.languages import is_code
-from ragls.query.path_kinds import is_history_path, is_meta_path, is_test_path
+from ragls.text import lexical
+from ragls.text.languages import is_code
+from ragls.text.path_kinds import is_history_path, is_meta_path, is_test_path
 
 # Chunks that declare rather than implement: a class or its header (fields, doc), a type,
 # constant or variable declaration. A question about behaviour wants the function that does it,

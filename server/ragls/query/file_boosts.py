@@ -7,9 +7,9 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Protocol, TypeVar
 
-from ragls import name_rerank
-from ragls.git_history import ChangeHistory
-from ragls.query.path_kinds import is_test_path
+from ragls.git.history import ChangeHistory
+from ragls.index import name_rerank
+from ragls.text.path_kinds import is_test_path
 
 
 class _Filed(Protocol):

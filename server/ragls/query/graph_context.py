@@ -11,10 +11,10 @@ import sqlite3
 import time
 from collections.abc import Sequence
 
-from ragls.escaping import attr
 from ragls.graph.source import GraphSource
 from ragls.query.context import ContextChunk, block
 from ragls.query.retrieval import Hit
+from ragls.text.escaping import attr
 
 HITS = 3  # the first hits with a symbol whose neighbours are shown
 # The file paths the context's imports resolve against may be this old (GraphSource.open): while a

@@ -12,7 +12,7 @@ from dataclasses import replace
 import numpy as np
 
 from ragls.embedding.cache import EmbeddingCache
-from ragls.name_rerank import NAME_KEY, rerank_hits
+from ragls.index.name_rerank import NAME_KEY, rerank_hits
 from ragls.query.features import QueryKind, Signals, featurize
 from ragls.query.ranker import LinearRanker, squash
 from ragls.store import SearchRequest, Store, StoredHit

@@ -7,9 +7,9 @@ from __future__ import annotations
 
 import re
 
-from ragls import lexical
 from ragls.query.features import QueryKind
 from ragls.query.mentions import is_long
+from ragls.text import lexical
 
 _DOTTED = re.compile(r"[A-Za-z_$][\w$]*(?:(?:\.|::|#)[A-Za-z_$][\w$]*)+")
 _CALL = re.compile(r"([A-Za-z_$][\w$]*)\s*\(\)")

@@ -1,7 +1,7 @@
 """Retrieval: query -> hybrid search in Qdrant (dense + BM25 sparse, fused by weighted RRF in
-the engine) -> name rerank of the first hits (name_rerank.py) -> for a change description,
+the engine) -> name rerank of the first hits (index/name_rerank.py) -> for a change description,
 the files its words match in the git history and, under plain BM25, in the source code lifted
-(git_history.py, source_lexicon.py) -> demotion of tests,
+(git/history.py, source_lexicon.py) -> demotion of tests,
 declarations, changelogs and repository process files -> exact-definition boost -> per-file
 cap and overlap merging -> budgeted context. Every step after the engine is a few list
 operations over at most `limit` hits, so a query costs one embedding, one Qdrant query, one
@@ -19,14 +19,13 @@ from typing import TYPE_CHECKING, Protocol, TypeVar
 
 import pathspec
 
-from ragls import lexical, name_rerank
 from ragls.chunking.model import split_humps
 from ragls.config import RetrievalSettings
 from ragls.embedding import Embedder
 from ragls.embedding.cache import EmbeddingCache
-from ragls.git_history import ChangeHistory, FileRanker
-from ragls.gitignore import BACKEND
-from ragls.languages import is_code
+from ragls.git.history import ChangeHistory, FileRanker
+from ragls.index import name_rerank
+from ragls.ingest.gitignore import BACKEND
 from ragls.protocol import ChunkOut, Position, Range, RetrieveResultOut
 from ragls.query import learned
 from ragls.query.context import ContextChunk, format_context
@@ -34,7 +33,6 @@ from ragls.query.features import DECLARATIVE_KINDS
 from ragls.query.file_boosts import co_change_lift, file_boost
 from ragls.query.learned import Trace
 from ragls.query.mentions import is_long, mentioned_files, path_mentions
-from ragls.query.path_kinds import is_history_path, is_meta_path, is_test_path
 from ragls.query.query_embedding import shared_query_embedding
 from ragls.query.query_words import (
     DECLARATION_QUERY,
@@ -48,6 +46,9 @@ from ragls.query.query_words import (
 )
 from ragls.query.ranker import LinearRanker, bundled
 from ragls.store import SearchRequest, Store, StoredHit
+from ragls.text import lexical
+from ragls.text.languages import is_code
+from ragls.text.path_kinds import is_history_path, is_meta_path, is_test_path
 
 if TYPE_CHECKING:
     import numpy as np
@@ -111,13 +112,13 @@ class Tuning:
     # is scaled down to a tie-breaker; a query naming code keeps the full lexical weight.
     # 0.2 chosen on dev, confirmed on held-out (docs/history/evaluation-log.md).
     prose_lexical_factor: float = 0.2
-    # Name rerank (ragls.name_rerank): the first this many fused hits are ranked again by the
+    # Name rerank (ragls.index.name_rerank): the first this many fused hits are ranked again by the
     # query's similarity to their name vectors, joined as one more RRF list of this weight.
     # 10 hits, weight 0.25 chosen on dev, confirmed on held-out (docs/history/evaluation-log.md, "Name
     # rerank"). 0 hits turns it off.
     name_rerank_hits: int = 10
     name_rerank_weight: float = 0.25
-    # Git history (ragls.git_history): the chunks of the files whose commit messages match the
+    # Git history (ragls.git.history): the chunks of the files whose commit messages match the
     # query best, among the first this many such files, gain the RRF term of that file's place,
     # at this weight. 20 files, weight 2 chosen on the commit task's dev repositories
     # (docs/history/evaluation-log.md, "Git history"). 0 files turns it off.
@@ -484,8 +485,8 @@ def retrieve(
     graph: GraphRanker | None = None,
 ) -> RetrieveResult:
     """`names`: the index's embedding cache, where the indexer keeps the chunks' name vectors
-    (ragls.name_rerank); without it the name rerank is skipped. `history`: the workspace's git
-    history (ragls.git_history); without it no file is lifted by its commit messages.
+    (ragls.index.name_rerank); without it the name rerank is skipped. `history`: the workspace's git
+    history (ragls.git.history); without it no file is lifted by its commit messages.
     `files`: the index's files, asked for only when the query names some (a stack trace, a path
     in a bug report: mentions.mentioned_files); their best chunks join the hits.
     `source`: the index's source BM25 (query.source_lexicon), for the tunings that use it.

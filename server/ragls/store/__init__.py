@@ -8,7 +8,6 @@ import time
 from pathlib import Path
 
 from ragls.config import Settings, cache_root
-from ragls.identity import workspace_id
 from ragls.store.base import (
     PointData,
     SearchRequest,
@@ -19,6 +18,7 @@ from ragls.store.base import (
     StoreFull,
     StoreLocked,
 )
+from ragls.system.identity import workspace_id
 
 __all__ = [
     "PointData",
@@ -99,7 +99,7 @@ def open_index(
 
     Qdrant Edge allows one process per shard. A second editor window on the same folder
     gets a separate slot (alt-N) instead of an error; the shared embedding cache means it
-    re-embeds nothing the first one already did. The folder's owner (owner.py) waits up to
+    re-embeds nothing the first one already did. The folder's owner (sharing/owner.py) waits up to
     `primary_wait` seconds for the primary slot: a killed predecessor's lock is released by
     the OS a moment after its owner lock."""
     base = index_dir(root, settings, model_id, dimension)

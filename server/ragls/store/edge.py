@@ -10,7 +10,6 @@ from pathlib import Path
 import numpy as np
 import qdrant_edge as qe
 
-from ragls.foreground import FOREGROUND
 from ragls.private import private_dirs
 from ragls.store.base import (
     DENSE,
@@ -24,6 +23,7 @@ from ragls.store.base import (
     StoreFull,
     StoreLocked,
 )
+from ragls.system.foreground import FOREGROUND
 
 # Qdrant Edge writes through memory maps: a write past the free space kills the process with
 # SIGBUS instead of raising. So every write is checked against the free space first. Measured
@@ -39,7 +39,7 @@ _GROWTH = 3
 _VACUUM_MIN = 100
 _VACUUM_SHARE = 0.02
 # Points converted and written per GIL slice: ~1.5 ms of GIL at 16 (~5 ms at 64), and between
-# slices a request being answered goes first (foreground.py).
+# slices a request being answered goes first (system/foreground.py).
 _SLICE = 16
 
 
@@ -270,7 +270,7 @@ class EdgeStore:
 
     def all_ids(self) -> dict[str, tuple[str, bool]]:
         # A reader like a search: a scroll of the shard that vacuum() is reloading fails with
-        # "Shard is not initialized" (a query thread reads every id: query/source_lexicon.py).
+        # "Shard is not initialized" (a query thread reads every id: index/source_lexicon.py).
         self._enter()
         try:
             return self._all_ids()

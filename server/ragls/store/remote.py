@@ -25,8 +25,8 @@ from qdrant_client import models as qm
 from qdrant_client.http.exceptions import ResponseHandlingException, UnexpectedResponse
 
 from ragls.config import Settings
-from ragls.identity import workspace_id
 from ragls.store.base import DENSE, LEXICAL, PAYLOAD_INDEXES, PointData, SearchRequest, StoredHit, StoreError
+from ragls.system.identity import workspace_id
 
 log = logging.getLogger(__name__)
 

@@ -2,7 +2,7 @@
 eval.
 
 `index`, `search` and `mcp` take a workspace of one or several folders and go through the same
-workspace object as the language server (workspace_index.py)."""
+workspace object as the language server (workspace/index.py)."""
 
 from __future__ import annotations
 
@@ -20,11 +20,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ragls import __version__
-from ragls.escaping import label
 from ragls.frontends.cli.workspace_open import indexed as _indexed
 from ragls.frontends.cli.workspace_open import open_workspace as _open
 from ragls.frontends.cli.workspace_open import root_dir as _root
 from ragls.frontends.cli.workspace_open import root_dirs as _roots
+from ragls.text.escaping import label
 
 # Settings, the protocol models and everything below them load on first use: the bare `ragls`
 # (the language server) must answer `initialize` before pydantic and the pipeline are imported.
@@ -84,8 +84,8 @@ def cmd_index(a: argparse.Namespace) -> int:
 def cmd_search(a: argparse.Namespace) -> int:
     from pydantic import ValidationError
 
-    from ragls.api import InvalidParams, validation_message
     from ragls.protocol import RetrieveParams
+    from ragls.sharing.api import InvalidParams, validation_message
 
     roots = _roots([*a.paths, *a.folder])
     given = {
@@ -116,7 +116,7 @@ def cmd_search(a: argparse.Namespace) -> int:
     if a.json:
         _print_json(res)
         return 0 if res.error is None else 1
-    # Warnings and errors quote paths and settings of the workspace: one line each (escaping.py).
+    # Warnings and errors quote paths and settings of the workspace: one line each (text/escaping.py).
     # The context block was escaped where it was made (query/context.py); --json prints data as it is.
     for w in res.warnings:
         print(f"ragls: warning: {label(w)}", file=sys.stderr)
@@ -185,8 +185,8 @@ def cmd_status(a: argparse.Namespace) -> int:
 
 def _live_status(root: Path, settings: Settings) -> IndexStatus | None:
     """The owner's status when a ragls process owns the folder, without becoming its owner."""
-    from ragls.owner import OwnerLock, rendezvous
-    from ragls.owner_rpc import OwnerProxy
+    from ragls.sharing.owner import OwnerLock, rendezvous
+    from ragls.sharing.owner_rpc import OwnerProxy
 
     where = rendezvous(root, settings)
     probe = OwnerLock(where.lock)
@@ -207,7 +207,7 @@ def _live_status(root: Path, settings: Settings) -> IndexStatus | None:
 def _exclusive(root: Path, settings: Settings) -> Iterator[None]:
     """Hold the folder's owner lock for a command that works on the index files directly, so
     no ragls process indexes the folder meanwhile; refuse while one does."""
-    from ragls.owner import OwnerLock, rendezvous
+    from ragls.sharing.owner import OwnerLock, rendezvous
 
     try:
         lock = OwnerLock(rendezvous(root, settings).lock)
@@ -262,7 +262,7 @@ def _clear(root: Path, settings: Settings) -> int:
 
 
 def cmd_check(a: argparse.Namespace) -> int:
-    from ragls.check import check_index
+    from ragls.frontends.cli.check import check_index
     from ragls.store import StoreError
 
     root = _root(a.path)
@@ -279,7 +279,7 @@ def cmd_check(a: argparse.Namespace) -> int:
 def cmd_snapshot_export(a: argparse.Namespace) -> int:
     """Bring the folder's index up to date (every vector into the embedding cache), then write
     the snapshot of its chunks."""
-    from ragls.embedding.snapshot_export import export
+    from ragls.index.snapshot_export import export
 
     root = _root(a.path)
     resolved = _resolve(root)
@@ -306,9 +306,9 @@ def cmd_snapshot_import(a: argparse.Namespace) -> int:
     the folder takes them instead of embedding."""
     from ragls.config import cache_root
     from ragls.embedding.cache import EmbeddingCache
-    from ragls.embedding.snapshot_export import identity_of
     from ragls.embedding.snapshot_source import ImportReport, import_snapshot
-    from ragls.name_rerank import NAME_KEY
+    from ragls.index.name_rerank import NAME_KEY
+    from ragls.index.snapshot_export import identity_of
 
     root = _root(a.path)
     settings = _settings(root)
@@ -325,7 +325,7 @@ def cmd_snapshot_import(a: argparse.Namespace) -> int:
 
 
 def cmd_feedback(a: argparse.Namespace) -> int:
-    from ragls.feedback.replay import cmd_feedback as run
+    from ragls.frontends.cli.feedback_replay import cmd_feedback as run
 
     return run(a)
 
@@ -334,7 +334,7 @@ def cmd_schema(a: argparse.Namespace) -> int:
     from ragls.config import flat_schema, sensitive_keys, settings_schema
 
     if a.protocol:
-        from ragls.protocol_schema import protocol_schema
+        from ragls.sharing.schema import protocol_schema
 
         print(json.dumps(protocol_schema(), indent=2))
     elif a.sensitive:
@@ -347,8 +347,8 @@ def cmd_schema(a: argparse.Namespace) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from ragls import memory
     from ragls.private import restrict_umask
+    from ragls.system import memory
 
     memory.limit_arenas()  # before any thread exists (ragls/memory.py)
     # The cache holds the code's text: everything this process and its workers create (the
@@ -451,11 +451,11 @@ def main(argv: list[str] | None = None) -> int:
     # `eval` and `migrate` import heavy modules (the evaluator, qdrant-client: ~60 % of the
     # server's start-up when always registered); an editor starting the server waits for none.
     if {"eval", "migrate", "-h", "--help"} & set(args):
-        from ragls.evaluation.cli import add_eval_parser
+        from ragls.frontends.cli.eval_command import add_eval_parser
 
         add_eval_parser(sub)
         try:  # the server-migration command lives with the remote store
-            from ragls.migrate import add_migrate_parser
+            from ragls.frontends.cli.migrate import add_migrate_parser
 
             add_migrate_parser(sub)
         except ImportError:

@@ -1,5 +1,5 @@
 """The command line's workspace: folders named on the command line opened as the language
-server opens them (workspace_index.py), waited on until indexed, with progress on stderr. Shared
+server opens them (workspace/index.py), waited on until indexed, with progress on stderr. Shared
 by `ragls index`, `search`, `feedback` and `eval --feedback`."""
 
 from __future__ import annotations
@@ -10,12 +10,12 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ragls.escaping import label
+from ragls.text.escaping import label
 
 if TYPE_CHECKING:
     from ragls.feedback.store import FeedbackRecord
     from ragls.protocol import IndexStatus
-    from ragls.workspace_index import WorkspaceIndex
+    from ragls.workspace.index import WorkspaceIndex
 
 
 def root_dir(arg: str) -> Path:
@@ -52,7 +52,7 @@ async def open_workspace(roots: list[Path], quiet: bool = False) -> WorkspaceInd
     """The workspace of these folders (one or several, as in a multi-root editor), each owned by
     this process or by the ragls process that owns it (an editor, an agent's `ragls mcp`), once
     every folder is up to date."""
-    from ragls.workspace_index import WorkspaceIndex
+    from ragls.workspace.index import WorkspaceIndex
 
     ws = WorkspaceIndex(on_settings_error=exit_on_settings_error)
     for root in roots:

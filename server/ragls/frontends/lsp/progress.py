@@ -15,7 +15,7 @@ from lsprotocol import types
 if TYPE_CHECKING:
     from pygls.lsp.server import LanguageServer
 
-    from ragls.workspace_index import WorkspaceIndex
+    from ragls.workspace.index import WorkspaceIndex
 
 log = logging.getLogger("ragls")
 

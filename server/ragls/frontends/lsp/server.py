@@ -1,5 +1,5 @@
 """The LSP front end of ragls: pygls lifecycle and the rag/* handlers over the workspace's index
-(workspace_index.py: folders, settings, status, retrieval); progress reports in progress.py.
+(workspace/index.py: folders, settings, status, retrieval); progress reports in progress.py.
 No pipeline logic here."""
 
 from __future__ import annotations
@@ -20,10 +20,11 @@ from pygls.lsp.server import LanguageServer
 from pygls.protocol import LanguageServerProtocol
 from pygls.protocol.language_server import lsp_method
 
-from ragls import PROTOCOL_VERSION, __version__, stdio
-from ragls.folders import Folders, uri_to_path
-from ragls.workspace_folders import NO_FOLDER
-from ragls.workspace_index import WorkspaceIndex
+from ragls import PROTOCOL_VERSION, __version__
+from ragls.system import stdio
+from ragls.workspace.folders import Folders, uri_to_path
+from ragls.workspace.index import WorkspaceIndex
+from ragls.workspace.open_folders import NO_FOLDER
 
 # Start-up: `initialize` is answered with pygls and the modules above only. Settings (pydantic),
 # the protocol models, the index and retrieval (numpy, tree-sitter, the store, the model) are
@@ -33,11 +34,11 @@ log = logging.getLogger("ragls")
 # What indexing and retrieval import (settings, protocol models, the pipeline, numpy): loaded in a
 # thread once `initialize` is answered, while the client sends `initialized` and its settings.
 # The status models first: a client asks for rag/indexStatus right after `initialized`.
-_PRELOAD = ("ragls.status", "ragls.shared_index", "ragls.query.answer", "ragls.api")
+_PRELOAD = ("ragls.status", "ragls.sharing.shared_index", "ragls.query.answer", "ragls.sharing.api")
 
 
 # Set once the status models are imported (or failed to): until then rag/indexStatus answers
-# the `starting` status as plain JSON (early_status.py) instead of waiting for them.
+# the `starting` status as plain JSON (frontends/lsp/early_status.py) instead of waiting for them.
 _status_loaded = threading.Event()
 _preloaded = threading.Event()  # every module of _PRELOAD imported (or failed to)
 
@@ -50,7 +51,7 @@ def preload() -> None:
             finally:
                 if name == "ragls.status":
                     _status_loaded.set()
-        from ragls.escaping import warm
+        from ragls.text.escaping import warm
 
         warm()  # the context block's tag detector: ~0.25 s once, here rather than in the first answer
     except Exception:  # the import where the module is used reports it again
@@ -211,7 +212,7 @@ class RaglsServer(LanguageServer):
     # -- status --------------------------------------------------------------------------------
     def early_status(self) -> dict[str, Any] | None:
         """The `starting` status as plain JSON while the status models are still loading
-        (early_status.py); None once they are loaded, or when the status has more to say than
+        (frontends/lsp/early_status.py); None once they are loaded, or when the status has more to say than
         `starting` (an index, a settings error or warning, a folder that is not a folder)."""
         if _status_loaded.is_set() or not self.folders.items or self.index.settings_error is not None:
             return None
@@ -219,7 +220,7 @@ class RaglsServer(LanguageServer):
             f.index is not None or f.settings_error or f.warnings or not f.path.is_dir() for f in self.folders.indexed
         ):
             return None
-        from ragls.early_status import starting_status
+        from ragls.frontends.lsp.early_status import starting_status
 
         return starting_status([(f.name, f.uri, f.path, f.nested_in) for f in self.folders.items])
 
@@ -349,9 +350,9 @@ async def rag_index_status(ls: RaglsServer, _params: Any) -> dict[str, Any]:
 
 @server.feature("rag/reindex")
 async def rag_reindex(ls: RaglsServer, params: Any) -> dict[str, Any]:
-    await modules_loaded("ragls.protocol", "ragls.api")
-    from ragls.api import REINDEX, InvalidParams
+    await modules_loaded("ragls.protocol", "ragls.sharing.api")
     from ragls.protocol import ReindexParams
+    from ragls.sharing.api import REINDEX, InvalidParams
 
     p = parse(REINDEX, params)
     assert isinstance(p, ReindexParams)
@@ -365,9 +366,9 @@ async def rag_reindex(ls: RaglsServer, params: Any) -> dict[str, Any]:
 
 @server.feature("rag/retrieve")
 async def rag_retrieve(ls: RaglsServer, params: Any) -> dict[str, Any]:
-    await modules_loaded("ragls.protocol", "ragls.store", "ragls.api")
-    from ragls.api import RETRIEVE, InvalidParams
+    await modules_loaded("ragls.protocol", "ragls.store", "ragls.sharing.api")
     from ragls.protocol import RetrieveParams
+    from ragls.sharing.api import RETRIEVE, InvalidParams
 
     raw = to_plain(params)
     if not isinstance(raw, dict):
@@ -384,8 +385,8 @@ async def rag_retrieve(ls: RaglsServer, params: Any) -> dict[str, Any]:
 async def graph_request(name: str, params: Any, ask: Callable[[Any], Awaitable[Any]]) -> dict[str, Any]:
     """A code-graph request (rag/references, rag/related, rag/repoMap): its params by the method
     table's model, the workspace's answer as JSON."""
-    await modules_loaded("ragls.protocol", "ragls.api")
-    from ragls.api import METHODS, InvalidParams
+    await modules_loaded("ragls.protocol", "ragls.sharing.api")
+    from ragls.sharing.api import METHODS, InvalidParams
 
     p = parse(METHODS[name], params)
     try:
@@ -413,8 +414,8 @@ async def rag_repo_map(ls: RaglsServer, params: Any) -> dict[str, Any]:
 @server.feature("rag/feedback")
 async def rag_feedback(ls: RaglsServer, params: Any) -> dict[str, Any]:
     """A rating of one of this server's answers, stored privately (docs/feedback.md)."""
-    await modules_loaded("ragls.protocol", "ragls.api")
-    from ragls.api import FEEDBACK, InvalidParams
+    await modules_loaded("ragls.protocol", "ragls.sharing.api")
+    from ragls.sharing.api import FEEDBACK, InvalidParams
 
     p = parse(FEEDBACK, params)
     try:
@@ -425,8 +426,8 @@ async def rag_feedback(ls: RaglsServer, params: Any) -> dict[str, Any]:
 
 
 def parse(method: Any, params: Any) -> Any:
-    """A handler's params as the method table's model (api.py); InvalidParams naming the field."""
-    from ragls.api import InvalidParams, parse_params
+    """A handler's params as the method table's model (sharing/api.py); InvalidParams naming the field."""
+    from ragls.sharing.api import InvalidParams, parse_params
 
     try:
         return parse_params(method, to_plain(params) or {})

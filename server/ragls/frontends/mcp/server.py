@@ -2,10 +2,10 @@
 
 Built on the official SDK's low-level server (`mcp` on PyPI) so each tool's input and output
 schema is exactly the one documented in docs/agents.md (tools.py; their text in
-text.py). Answers come from the same workspace object as the editor's (workspace_index.py):
+text.py). Answers come from the same workspace object as the editor's (workspace/index.py):
 every folder (the client's roots, else the PATHs, else the working directory) is owned by this
-process or served by the ragls process that owns it (shared_index.py), several folders are
-fused into one ranking, and retrieval, symbol lookup and status are service.py's, not a second
+process or served by the ragls process that owns it (sharing/shared_index.py), several folders are
+fused into one ranking, and retrieval, symbol lookup and status are sharing/local_index.py's, not a second
 pipeline. Only protocol messages go to stdout; logs go to stderr.
 """
 
@@ -29,9 +29,6 @@ from mcp.server.stdio import stdio_server
 from pydantic import ValidationError
 
 from ragls import __version__
-from ragls.api import InvalidParams, validation_message
-from ragls.escaping import label
-from ragls.folders import uri_to_path
 from ragls.frontends.mcp.text import (
     FILE_HITS_PER_FILE,
     files_of,
@@ -71,7 +68,10 @@ from ragls.protocol import (
     RetrieveResultOut,
     SymbolParams,
 )
-from ragls.workspace_index import WorkspaceIndex
+from ragls.sharing.api import InvalidParams, validation_message
+from ragls.text.escaping import label
+from ragls.workspace.folders import uri_to_path
+from ragls.workspace.index import WorkspaceIndex
 
 log = logging.getLogger("ragls.mcp")
 

@@ -1,15 +1,15 @@
 """What `ragls mcp` writes for a model to read: each tool's text content beside its
 structuredContent, the status in words with what to do next, and the warnings of a search.
 Everything a workspace can name (paths, symbols, messages) is a `label`: one line, no tag it
-could forge (escaping.py)."""
+could forge (text/escaping.py)."""
 
 from __future__ import annotations
 
 import mcp_types as types
 
-from ragls.escaping import label
 from ragls.frontends.mcp.tools import CodeResult, FileHit, FilesResult
 from ragls.protocol import ChunkOut, FolderStatus, IndexStatus, Location, ReferencesResult, Related, RelatedResult
+from ragls.text.escaping import label
 
 CLIENT, OWNER = "client", "owner"  # SharedIndex's roles
 

@@ -1,0 +1,1 @@
+"""The workspace's git history, read as data."""

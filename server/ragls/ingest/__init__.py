@@ -1,0 +1,1 @@
+"""From a folder to prepared files: discovery, ignore rules, secrets, preparation, watching, seeking asked-for files."""

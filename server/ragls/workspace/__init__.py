@@ -1,0 +1,1 @@
+"""The workspace for the front ends: its folders, one index object over them, the feedback desk."""

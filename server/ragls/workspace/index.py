@@ -1,0 +1,338 @@
+"""The workspace's index: one object for every front end (LSP, MCP, the CLI).
+
+It holds the workspace's folders (workspace/folders.py), each with its settings and its `SharedIndex`, and
+answers the index API for the whole workspace: the status (totals plus one entry per folder),
+retrieval (each searched folder asked concurrently, the answers fused into one ranking), symbol
+lookup, reindex and editor buffers (routed to the folder holding the file). It decides the
+defaults of a multi-folder answer (the first folder's `retrieval` settings) and readiness: a
+question waits for an index that is still opening instead of answering empty, and one asked
+before any index of the folders exists answers at once that nothing is searchable yet. Every
+front end therefore gets multi-root workspaces, the same answers and the same waits; it only
+adds its own transport (pygls, the MCP SDK, the terminal) and its own settings layers.
+
+Async: its methods run on the front end's event loop and move blocking work to threads. It
+imports only light modules at start-up (the language server answers `initialize` before
+pydantic loads); the rest loads where first used.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import Callable
+from functools import cached_property
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from ragls.system.foreground import FOREGROUND
+from ragls.workspace.folders import Folder, UnknownFolder
+from ragls.workspace.open_folders import WorkspaceFolders
+
+if TYPE_CHECKING:
+    from ragls.protocol import (
+        FeedbackParams,
+        FeedbackResult,
+        ReferencesParams,
+        ReferencesResult,
+        RelatedParams,
+        RelatedResult,
+        RepoMapParams,
+        RepoMapResult,
+        RetrieveParams,
+        RetrieveResultOut,
+        StatusEnvelope,
+        SymbolParams,
+    )
+    from ragls.workspace.feedback_desk import FeedbackDesk
+
+log = logging.getLogger("ragls")
+
+NOTHING_YET = "indexing has just started: nothing in this workspace is searchable yet (rag/indexStatus shows it)"
+
+
+def _why(why: str) -> dict[str, Any]:
+    """An empty graph answer's reason: the nothing-yet notice is a warning, the rest an error."""
+    return {"warnings": [why]} if why == NOTHING_YET else {"error": why}
+
+
+class WorkspaceIndex(WorkspaceFolders):
+    """The workspace's folders (WorkspaceFolders) and the index API over all of them."""
+
+    # -- the index API over the workspace ----------------------------------------------------
+    async def folder_status(self, f: Folder) -> StatusEnvelope:
+        """A folder's status (this process's index, or the owner's) and its count of index runs."""
+        from ragls.protocol import StatusEnvelope
+        from ragls.status import starting_status
+
+        if f.index is None:
+            why = f.settings_error or (None if f.path.is_dir() else f"{f.path} is not a folder")
+            st = starting_status(f.path, f.settings, why)
+            st.warnings = list(f.warnings)
+            return StatusEnvelope(status=st, runs=0)
+        try:
+            env = await asyncio.to_thread(f.index.status)
+        except Exception as exc:  # the owner vanished and no successor answered yet, or hangs
+            return StatusEnvelope(status=starting_status(f.path, f.settings, f"index unavailable: {exc}"), runs=0)
+        st = env.status
+        if st.message is None and f.settings_error:
+            st.message = f.settings_error
+        if not st.warnings:
+            st.warnings = list(f.warnings)
+        return env
+
+    async def status(self, foreground: bool = True) -> StatusEnvelope:
+        """The workspace's status (totals and one entry per folder) and the count of index runs.
+        `foreground`: a question, answered before the indexer's next store write (system/foreground.py);
+        not the progress reporter's polls."""
+        from ragls.protocol import FolderStatus, IndexStatus, StatusEnvelope
+        from ragls.status import folder_entry, starting_status, workspace_status
+
+        with FOREGROUND.request() if foreground else contextlib.nullcontext():
+            if not self.folders.items:
+                return StatusEnvelope(status=starting_status(None, self.settings, self.settings_error), runs=0)
+            # The folders as they are now: a folder change (MCP roots, the LSP's) may land meanwhile.
+            folders = [(f, f.nested_in) for f in self.folders.items]
+            indexed = [f for f, nested_in in folders if nested_in is None]
+            results = await asyncio.gather(*(self.folder_status(f) for f in indexed))
+        own = {f.name: env.status for f, env in zip(indexed, results, strict=True)}
+        parts: list[tuple[FolderStatus, IndexStatus | None]] = []
+        for f, nested_in in folders:
+            if nested_in is None:
+                parts.append((folder_entry(f.name, f.uri, f.path, own[f.name]), own[f.name]))
+            else:
+                parts.append((folder_entry(f.name, f.uri, f.path, own[nested_in], nested_in), None))
+        return StatusEnvelope(status=workspace_status(parts), runs=sum(env.runs for env in results))
+
+    def plan(self, p: RetrieveParams) -> list[tuple[Folder, list[str] | None]]:
+        """Which folders a request searches, each with its globs; InvalidParams for bad globs or
+        folder names, before any waiting."""
+        from ragls.sharing.api import InvalidParams
+
+        if p.paths:
+            from ragls.query.retrieval import QueryError, compile_globs
+
+            try:
+                compile_globs(p.paths)
+            except QueryError as exc:
+                raise InvalidParams(str(exc)) from exc
+        try:
+            return self.folders.plan(p.folders, p.paths)
+        except UnknownFolder as exc:
+            raise InvalidParams(str(exc)) from exc
+
+    async def retrieve(self, p: RetrieveParams) -> RetrieveResultOut:
+        """Search the requested folders concurrently; one folder answers as itself, several are
+        fused into one ranking (answer.fuse); the answer remembered for `rag/feedback` (its
+        `resultId`). Raises InvalidParams."""
+        plan = self.plan(p)
+        res = await self._retrieve(p, plan)
+        return self._remember(res, "rag/retrieve", p.query, [(f, p, g) for f, g in plan])
+
+    async def _retrieve(self, p: RetrieveParams, plan: list[tuple[Folder, list[str] | None]]) -> RetrieveResultOut:
+        from ragls.protocol import RetrieveResultOut
+
+        with FOREGROUND.request():
+            # As the workspace is now: a folder change may land while this waits.
+            empty, multi, rs = not self.folders.items, self.folders.multi, self.settings.retrieval
+            if (early := await self._before_start(plan)) is not None:
+                return early
+            await self._loaded("ragls.query.answer")
+            from ragls.query.answer import failed, fuse
+
+            if empty:
+                return failed(self.settings_error or "no workspace folder to search")
+            if not plan:
+                return RetrieveResultOut(context="", chunks=[], took_ms=0.0)
+            if not multi:
+                ((f, _globs),) = plan
+                return await self._ask(f, "retrieve", p)
+            from ragls.sharing.api import budget
+
+            top_k, max_chars = budget(p, rs)
+            # Each folder is asked for the whole topK; the context is built again after fusion,
+            # from the fused chunks and the graph's signatures of the folders' contexts.
+            answers = await asyncio.gather(
+                *(
+                    self._ask(
+                        f,
+                        "retrieve",
+                        p.model_copy(update={"paths": g, "folders": None, "top_k": top_k, "max_chars": max_chars}),
+                    )
+                    for f, g in plan
+                )
+            )
+            parts = [(f.name, f.uri, res) for (f, _), res in zip(plan, answers, strict=True)]
+            return fuse(parts, p.query, top_k, max_chars, rs.symbol_boost)
+
+    async def find_symbol(self, p: SymbolParams) -> RetrieveResultOut:
+        """Definitions by name in every indexed folder; several folders' are fused as retrieval's;
+        the answer remembered for `rag/feedback`."""
+        res = await self._find_symbol(p)
+        return self._remember(res, "rag/findSymbol", p.name, [(f, p, None) for f in self.folders.indexed])
+
+    async def _find_symbol(self, p: SymbolParams) -> RetrieveResultOut:
+        with FOREGROUND.request():
+            folders = self.folders.indexed
+            if (early := await self._before_start([(f, None) for f in folders])) is not None:
+                return early
+            await self._loaded("ragls.query.answer")
+            from ragls.query.answer import failed, fuse
+
+            if not folders:
+                return failed(self.settings_error or "no workspace folder to search")
+            if len(folders) == 1:
+                return await self._ask(folders[0], "find_symbol", p)
+            answers = await asyncio.gather(*(self._ask(f, "find_symbol", p) for f in folders))
+            parts = [(f.name, f.uri, res) for f, res in zip(folders, answers, strict=True)]
+            return fuse(parts, p.name, p.top_k, p.max_chars)
+
+    # -- feedback (ragls.feedback): answers remembered, ratings stored ---------------------------
+    @cached_property
+    def desk(self) -> FeedbackDesk:
+        from ragls.workspace.feedback_desk import FeedbackDesk
+
+        return FeedbackDesk(self)
+
+    def _remember(
+        self, res: RetrieveResultOut, method: Any, query: str, asked: list[tuple[Folder, Any, list[str] | None]]
+    ) -> RetrieveResultOut:
+        return self.desk.remember(res, method, query, asked)
+
+    async def feedback(self, p: FeedbackParams) -> FeedbackResult:
+        """Store a rating of one of this process's answers (workspace/feedback_desk.py)."""
+        return await self.desk.rate(p)
+
+    async def _before_start(self, plan: list[tuple[Folder, list[str] | None]]) -> RetrieveResultOut | None:
+        """Before indexing started: an empty answer at once when every folder asked is indexed
+        for the first time (until its first files are stored nothing can be found, so waiting
+        for the new index to open would only delay the same empty answer); else wait for the
+        start (the front end is still reading the client's settings) rather than answer empty."""
+        if not plan or all(f.index is not None for f, _ in plan) or self.started.is_set():
+            return None
+        await self._loaded("ragls.protocol", "ragls.store")
+        from ragls.protocol import RetrieveResultOut
+        from ragls.store import never_indexed
+
+        folders = [f for f, _ in plan]
+        new = await asyncio.to_thread(lambda: all(never_indexed(f.path, f.settings) for f in folders))
+        if new and not any(f.settings_error for f in folders):
+            return RetrieveResultOut(context="", chunks=[], took_ms=0.0, warnings=[NOTHING_YET])
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(self.started.wait(), 10)
+        return None
+
+    async def _ask(self, f: Folder, verb: str, p: Any) -> RetrieveResultOut:
+        """One folder's answer (`retrieve` or `find_symbol`), its chunks labelled with the folder."""
+        from ragls.query.answer import failed
+
+        res: RetrieveResultOut = await self._call(f, verb, p, failed, "retrieval")
+        for c in res.chunks:  # the client's name for the folder
+            c.folder, c.folder_uri = f.name, f.uri
+        return res
+
+    # -- the code graph (ragls.graph) ---------------------------------------------------------
+    async def references(self, p: ReferencesParams) -> ReferencesResult:
+        """The uses of a definition in every folder asked (folders.route), in workspace order;
+        several folders' are joined and cut to `limit`. Raises InvalidParams for a bad path."""
+        from ragls.protocol import ReferencesResult
+
+        def failed(why: str) -> ReferencesResult:
+            return ReferencesResult(locations=[], **_why(why))
+
+        answers = await self._graph(p.path, "references", p, failed)
+        if not isinstance(answers, list):
+            return answers
+        from ragls.graph import merge
+
+        return merge.references(answers, p.limit, self.folders.multi)
+
+    async def related(self, p: RelatedParams) -> RelatedResult:
+        """A definition's (or file's) neighbours in every folder asked, each list joined in
+        workspace order (a folder resolves names within itself) and cut to `limit`."""
+        from ragls.protocol import RelatedResult
+
+        def failed(why: str) -> RelatedResult:
+            return RelatedResult(definition=[], callers=[], callees=[], imports=[], imported_by=[], **_why(why))
+
+        answers = await self._graph(p.path, "related", p, failed)
+        if not isinstance(answers, list):
+            return answers
+        from ragls.graph import merge
+
+        return merge.related(answers, p.limit, self.folders.multi)
+
+    async def repo_map(self, p: RepoMapParams) -> RepoMapResult:
+        """Each folder's map for the whole budget, merged (graph/merge.py)."""
+        from ragls.protocol import RepoMapResult
+
+        def failed(why: str) -> RepoMapResult:
+            return RepoMapResult(text="", files=[], tokens=0, **_why(why))
+
+        answers = await self._graph(None, "repo_map", p, failed)
+        if not isinstance(answers, list):
+            return answers
+        from ragls.graph import merge
+
+        return merge.repo_map(answers, p.max_tokens, self.folders.multi)
+
+    async def _graph(self, path: str | None, verb: str, p: Any, failed: Callable[[str], Any]) -> Any:
+        """Each routed folder's answer to a graph question, as (folder, result) pairs; or one
+        result from `failed` when nothing can be asked (no folder, nothing indexed yet)."""
+        with FOREGROUND.request():
+            plan = self.folders.route(path)
+            if not plan:
+                return failed(self.settings_error or "no workspace folder to search")
+            if (early := await self._before_start([(f, None) for f, _ in plan])) is not None:
+                return failed(early.warnings[0] if early.warnings else early.error or NOTHING_YET)
+            await self._loaded("ragls.protocol", "ragls.sharing.api")
+            asked = [
+                (f, p.model_copy(update={"path": rel}) if "path" in type(p).model_fields else p) for f, rel in plan
+            ]
+            answers = await asyncio.gather(*(self._call(f, verb, q, failed) for f, q in asked))
+            return [(f, res) for (f, _), res in zip(asked, answers, strict=True)]
+
+    async def _call(self, f: Folder, verb: str, p: Any, failed: Callable[[str], Any], what: str | None = None) -> Any:
+        """One folder's answer to `verb`, once an index still opening is ready (30 s at most); a
+        failure is an answer that says so (`failed`: the owner can vanish mid-request)."""
+        from ragls.sharing.api import InvalidParams
+
+        index = f.index
+        if index is None:
+            return failed(f.settings_error or self.settings_error or "indexing has not started")
+        if index.opening:
+            # Wait on the event loop, not in a pool thread: early requests cannot starve the pool.
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(f.ready.wait(), 30)
+        try:
+            return await asyncio.to_thread(getattr(index, verb), p)
+        except InvalidParams:
+            raise
+        except Exception as exc:
+            log.error("%s failed in %s: %s", verb, f.path, exc)
+            return failed(f"{what or verb} failed: {exc}")
+
+    async def reindex(self, full: bool = False) -> bool:
+        """Re-scan every indexed folder (or rebuild); folders not open yet are opened, which
+        starts their first run. InvalidParams when there is no folder to index."""
+        from ragls.sharing.api import InvalidParams
+
+        if not any(f.path.is_dir() for f in self.folders.indexed):
+            raise InvalidParams("no workspace folder to index")
+        indexes = [f.index for f in self.folders.indexed if f.index is not None]
+        fresh = len(indexes) < len(self.folders.indexed)
+        if fresh:  # e.g. autoIndex off
+            await self.start()
+        started = await asyncio.gather(*(asyncio.to_thread(index.reindex, full) for index in indexes))
+        return fresh or any(started)
+
+    def open_document(self, path: Path, text: str) -> None:
+        """An editor buffer of a file in the workspace (non-blocking)."""
+        found = self.folders.owner_of(path)
+        if found is not None and found[0].index is not None:
+            found[0].index.open_document(found[1], text)
+
+    def close_document(self, path: Path) -> None:
+        found = self.folders.owner_of(path)
+        if found is not None and found[0].index is not None:
+            found[0].index.close_document(found[1])
