@@ -36,8 +36,8 @@ class RetrieveParams(_Wire):
     # "change": the query describes a change to make (a task, a bug report, a commit message) and
     # the files it touches are wanted: files whose earlier commits were described alike rank
     # higher (ragls.git.history) and declarations weigh as much as functions. "question" (how does
-    # the code work) keeps the plain ranking: the history costs it precision (docs/history/evaluation-log.md,
-    # "Git history").
+    # the code work) keeps the plain ranking: the history costs it precision (doc->code questions
+    # on six repositories with history: MRR@10 0.686 without it, 0.659 at find_files' setting).
     intent: Literal["question", "change"] = "question"
 
     model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="ignore")

@@ -14,8 +14,8 @@ __all__ = ["CONTEXT_LANGUAGES", "SHORT_DEFINITION_LINES", "SPECS", "code_chunks"
 
 # Definitions up to this many lines get their enclosing class/impl/type header as context.
 SHORT_DEFINITION_LINES = 12
-# Where short definitions gain from it (measured in docs/history/evaluation-log.md): Go methods live
-# apart from their type. Rust (the `impl ... for ...` header) lost 0.03 R@5 on dev: not used.
+# Where short definitions gain from it: Go methods live apart from their type (R@5 +0.068 on dev,
+# +0.035 on held-out). Rust (the `impl ... for ...` header) lost 0.03 R@5 on dev: not used.
 CONTEXT_LANGUAGES = frozenset({"go"})
 
 

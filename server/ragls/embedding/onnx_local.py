@@ -21,8 +21,8 @@ log = logging.getLogger(__name__)
 # arena keeps the largest call's buffers, so the resident memory grows with it (~1 GB at
 # 32 x 256, ~320 MB at 8 x 256, bench/memprobe.py). Smaller calls are also faster on these
 # cores (their activations stay in cache): 400 real chunks, 2 threads, three runs each,
-# 1,024 tokens 58-63 chunks/s and 265 MB peak, 512 tokens 71-78 chunks/s and 214 MB
-# (docs/history/performance-log.md, "Seventh round"); 256-768 measured within the noise of 512.
+# 1,024 tokens 58-63 chunks/s and 265 MB peak, 512 tokens 71-78 chunks/s and 214 MB;
+# 256-768 measured within the noise of 512.
 _TOKEN_BUDGET = 512
 # On a GPU a call is cheap to launch and wide calls keep it busy; its memory is the card's.
 _GPU_TOKEN_BUDGET = 16_384
@@ -30,7 +30,8 @@ _GPU_MIN_ROWS = 128
 _CUDA = "CUDAExecutionProvider"
 # Texts tokenized at once to plan a window: an encoding keeps every token of its text (the part
 # past max_tokens too, as overflow), so a 512-chunk window's encodings took 60-170 MB for the
-# moment of planning, a spike in the server's peak RSS (docs/history/performance-log.md, "Sixth round").
+# moment of planning, a spike in the server's peak RSS (in-process at 150,000 chunks: max 981 MB
+# with whole-window planning, 849 MB by slices).
 _PLAN_SLICE = 64
 # A query of at least this many tokens runs on two threads (LocalOnnxEmbedder.__init__).
 LONG_QUERY_TOKENS = 64
@@ -66,7 +67,7 @@ class LocalOnnxEmbedder:
         # indexing batch: one thread for a short query; two for a long one (a bug report fills
         # the model's 256 tokens: on two cores one thread took 84 ms for it, two 58 ms, and with
         # both cores busy at nice 5, 83 and 67 ms), made on the first long query. A short query
-        # answered 4-5 ms sooner through the server on one thread (docs/history/performance-log.md).
+        # answered 4-5 ms sooner through the server on one thread.
         self._queries = self._session(1)
         self._long_queries: ort.InferenceSession | None = None
         self._query_lock = threading.Lock()
@@ -141,8 +142,8 @@ class LocalOnnxEmbedder:
         """The indices of `texts` grouped as this embedder runs them, one ONNX call per group.
         By similar length (padding to the longest text in a call is wasted work), with each
         call's padded size capped: ONNX Runtime's arena keeps the largest call's buffers for
-        the life of the process (docs/history/performance-log.md, "Peak RSS"). The indexer embeds a window
-        of chunks group by group, so every call is as full as the window allows."""
+        the life of the process (peak ~1 GB at 32 x 256 tokens, 323 MB at 8 x 256). The indexer
+        embeds a window of chunks group by group, so every call is as full as the window allows."""
         lengths: list[int] = []
         for i in range(0, len(texts), _PLAN_SLICE):  # only a slice's encodings alive at a time
             lengths.extend(len(e.ids) for e in self._tok.encode_batch(texts[i : i + _PLAN_SLICE]))

@@ -246,7 +246,8 @@ def _check(git_dir: Path, head: str, q: IssueQuestion) -> str | None:
 
 LEARNED = "find_files, learned ranker"
 # The ablation row of the code graph's signal (retrieval.Tuning.graph_files, off by default):
-# find_files with it, at the best setting measured on dev (docs/history/evaluation-log.md).
+# find_files with it, at the best setting measured on dev: names only, 20 files, weight 1 had the
+# best Acc@5 of the variants (0.728, against 0.725 without the graph).
 WITH_GRAPH = "find_files + code graph"
 
 

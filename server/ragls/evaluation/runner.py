@@ -33,7 +33,7 @@ def asked_hits(settings: Settings) -> int:
 # Each variant changes one retrieval choice from the default, for the ablation table:
 # "settings" are RetrievalSettings fields, "tuning" fields of retrieval.Tuning. Choices
 # made at index time (what is embedded, the lexical text, stemming, BM25 weights) need a
-# re-index and are measured separately (docs/history/evaluation-log.md).
+# re-index and are measured separately.
 VARIANTS: dict[str, dict[str, dict[str, Any]]] = {
     "ragls (hybrid, default)": {},
     "dense only": {"settings": {"mode": "dense"}},

@@ -5,7 +5,7 @@ commits that changed it, and a query ranks files by BM25 over those documents
 (`FileHistory.rank`). Retrieval lifts the chunks of the best-ranked files a little
 (ragls.query.retrieval): a change described in words ("Consolidate test configurations in the
 TeamCity settings") usually touches the files earlier changes in the same words touched.
-Measured on the commit -> files task in docs/history/evaluation-log.md.
+On the commit -> files task, held-out file R@5 / MRR went 0.680 / 0.601 -> 0.747 / 0.638 with it.
 
 The repository is untrusted input, `.git` included: it is read with dulwich, as data only, in
 a child process with no stdin, a memory limit and a timeout (ragls.git.read), so neither a

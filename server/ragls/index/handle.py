@@ -40,11 +40,11 @@ log = logging.getLogger(__name__)
 # Store flushes bound the write-ahead log a restart replays after a crash (a clean stop flushes).
 # A Qdrant Edge flush syncs every file of the shard (~80 msync/fsync calls) holding the GIL, a
 # stall of every request: 150-260 ms on the disk of the bench machine whatever the number of
-# points written since (docs/history/performance-log.md, "Seventh round"). So the indexer flushes seldom
-# while it works: after _FLUSH_POINTS points (a crash then replays at most that many: 2.6 s for
-# 90,000 points) or _FLUSH_AGE_S after the last flush, and once the index is complete. 200,000:
-# a 150,000-chunk lexical pass no longer stops for a flush midway (status max 317 -> 34 ms, peak
-# RSS +20 MB, make bench chunks150k).
+# points written since. So the indexer flushes seldom while it works: after _FLUSH_POINTS
+# points (a crash then replays at most that many: 2.6 s for 90,000 points) or _FLUSH_AGE_S
+# after the last flush, and once the index is complete. 200,000: a 150,000-chunk lexical pass
+# no longer stops for a flush midway (status max 317 -> 34 ms, peak RSS +20 MB, make bench
+# chunks150k).
 _FLUSH_POINTS = 200_000
 _FLUSH_AGE_S = 600.0
 # Objects left alive by this many points' batches are frozen out of the garbage collector's

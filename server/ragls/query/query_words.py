@@ -87,7 +87,7 @@ def lookup_symbols(query: str) -> list[str]:
     nothing else (`Invoice.compute_total`, `where is parseHTTPResponse defined`, `what does
     render() do`). In a description a name is a reference to related code ("Returns a
     CookieJar from a dict", "like assignIn except ..."), and boosting it was measured to push
-    the described function down (docs/history/evaluation-log.md)."""
+    the described function down (boosting every named symbol: dev MRR@10 -0.023, ctxR@4k -0.015)."""
     names = query_symbols(query)
     if not names:
         return []

@@ -1,11 +1,10 @@
 """Requests first: background work yields the GIL to requests being answered.
 
 The indexer's store writes are GIL-bound native calls (Qdrant Edge converts and applies points
-holding it, ~5 ms per slice of 64 points; docs/history/performance-log.md, "Seventh round"), and a request
-answered meanwhile waits behind every slice the indexer starts. Requests mark themselves here
-while they run; between two such steps, background threads call `yield_to_requests`, which
-waits (the GIL released) until no request is in flight, for at most a short while so that a
-stream of requests cannot starve indexing."""
+holding it, ~5 ms per slice of 64 points), and a request answered meanwhile waits behind every
+slice the indexer starts. Requests mark themselves here while they run; between two such steps,
+background threads call `yield_to_requests`, which waits (the GIL released) until no request is
+in flight, for at most a short while so that a stream of requests cannot starve indexing."""
 
 from __future__ import annotations
 

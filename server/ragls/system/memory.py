@@ -1,10 +1,10 @@
 """Native memory the process has freed goes back to the system (glibc's malloc).
 
-Measured at 150,000 chunks (docs/history/performance-log.md, "Fourth round"): after 30 s of the dense pass
-the process held 157 MB that `malloc_trim` could release (buffers of ONNX Runtime, Qdrant Edge
-and numpy, freed but kept by the allocator), and glibc's one-arena-per-thread default kept
-another ~65 MB of free space spread over the arenas of the many threads (ONNX Runtime's,
-Qdrant's, the request pool's). Elsewhere than glibc these calls do nothing."""
+Measured at 150,000 chunks: after 30 s of the dense pass the process held 157 MB that
+`malloc_trim` could release (buffers of ONNX Runtime, Qdrant Edge and numpy, freed but kept by
+the allocator), and glibc's one-arena-per-thread default kept another ~65 MB of free space
+spread over the arenas of the many threads (ONNX Runtime's, Qdrant's, the request pool's).
+Elsewhere than glibc these calls do nothing."""
 
 from __future__ import annotations
 

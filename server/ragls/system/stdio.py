@@ -3,10 +3,9 @@
 pygls's stdio reader hands every header line and every body to a thread-pool executor and back
 (three thread hops per message). While the indexer keeps both cores and the GIL busy, each hop
 waits for the GIL twice, and a request's round trip grows by milliseconds before its handler
-even starts (docs/history/performance-log.md, issue 19). A pipe or socket can be read by the loop directly
-(a non-blocking transport, no thread): `loop_reader` gives such a reader. Anything else on stdin
-(a terminal, a regular file) keeps a threaded reader, which does not change the mode of a file
-descriptor shared with a shell.
+even starts. A pipe or socket can be read by the loop directly (a non-blocking transport, no
+thread): `loop_reader` gives such a reader. Anything else on stdin (a terminal, a regular file)
+keeps a threaded reader, which does not change the mode of a file descriptor shared with a shell.
 
 pygls's own message loop trusts the `Content-Length` header: a malformed one (not a number,
 negative, absurd, missing, or longer than the body really sent) leaves it reading the wrong

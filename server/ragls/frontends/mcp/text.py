@@ -93,7 +93,7 @@ def result_text(kind: str, subject: str, res: CodeResult, multi: bool = False) -
 
 
 # Chunks searched per file asked for: several chunks of one file, and demoted tests, fill the
-# ranking before the files run out (the commit task ranks files from 50 hits, docs/history/evaluation-log.md).
+# ranking before the files run out (the commit task ranks files from 50 hits).
 FILE_HITS_PER_FILE = 5
 PLACES_PER_FILE = 3
 
