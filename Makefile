@@ -114,10 +114,14 @@ OUT ?= ragls.snapshot
 snapshot: venv
 	$(BIN)/ragls snapshot export "$(WS)" -o "$(OUT)"
 
-## make soak: the reliability suite with a long kill -9 loop (RAGLS_KILL_LOOPS, default 200).
+## make soak: the reliability suite with a long kill -9 loop (RAGLS_KILL_LOOPS, default 200), then
+## the concurrency soak (tests/reliability/soak_concurrency.py) for SOAK_SECONDS (default 600).
 KILL_LOOPS ?= 200
+SOAK_SECONDS ?= 600
 soak: venv
 	RAGLS_KILL_LOOPS=$(KILL_LOOPS) $(BIN)/python -m pytest tests/reliability -q -s
+	RAGLS_SOAK_SECONDS=$(SOAK_SECONDS) $(BIN)/python -m pytest tests/reliability/soak_concurrency.py -q -s -p no:xdist \
+		-o timeout=$$(( $(SOAK_SECONDS) + 900 ))
 
 ## make bench: performance benchmarks (see docs/performance.md).
 bench: venv

@@ -37,7 +37,7 @@ def candidates(split: str, config: Path, mirrors: Path, work: Path) -> list[dict
     from ragls.evaluation.issues import _check, _git, load_config, load_questions, mirror_dir
     from ragls.evaluation.runner import idle_index
     from ragls.git import history as git_history
-    from ragls.query.retrieval import retrieve, tuning_for
+    from ragls.query.retrieval import Ask, Sources, retrieve, tuning_for
 
     settings = load_settings(None, ("eval", {"cacheDir": str(work / "ragls-cache")}))
     rows = []
@@ -54,20 +54,14 @@ def candidates(split: str, config: Path, mirrors: Path, work: Path) -> list[dict
             try:
                 rs = settings.retrieval
                 history = git_history.load(git_dir, q.parent, rs.git_history_commits)
-                hits = retrieve(
+                index = Sources(
                     idx.handle.store,
                     idx.handle.embedder,
-                    rs,
-                    q.text(),
-                    HITS,
-                    0,
-                    None,
-                    None,
-                    tuning=tuning_for("change"),
                     names=idx.handle.cache,
                     history=history,
                     files=idx.indexed_paths,
-                ).hits
+                )
+                hits = retrieve(index, rs, Ask(q.text(), HITS, 0, tuning=tuning_for("change"))).hits
             finally:
                 idx.stop()
             rows.append(

@@ -237,6 +237,25 @@ def _sum_progress(ps: list[Progress]) -> Progress:
     return Progress(done=sum(p.done for p in ps), total=sum(p.total for p in ps))
 
 
+# Readiness, decided here once for every front end (docs/protocol.md, "Index status"):
+# - open: the index answers (a folder's `ready` event; `WorkspaceIndex` waits for it);
+# - searchable: every file is findable, at least by keyword (MCP tools wait for it);
+# - settled: nothing left to index without outside help (`ragls index` waits for it).
+
+
+def searchable(st: IndexStatus) -> bool:
+    """Past the first keyword pass (or not indexing at all): every file is findable, at least
+    by keyword."""
+    return not indexing(st) or (
+        st.phase not in ("starting", "discovering") and st.files_total > 0 and st.lexical.done >= st.lexical.total
+    )
+
+
+def indexing(st: IndexStatus) -> bool:
+    """Work is left that the index does by itself; False once `ready` or in `error`."""
+    return st.state == "indexing"
+
+
 def progress_message(st: IndexStatus) -> str:
     """The `n/N files` text of a running index (`$/progress` reports and `ragls index`)."""
     if not st.files_total:
@@ -244,6 +263,16 @@ def progress_message(st: IndexStatus) -> str:
     if st.phase == "lexical":
         return f"{st.lexical.done + st.files_failed}/{st.files_total} files (lexical)"
     return f"{st.dense.done + st.files_failed}/{st.files_total} files"
+
+
+def progress_detail(st: IndexStatus) -> str:
+    """Both passes in words, for a caller that waits (the MCP tools' progress notifications)."""
+    if not st.files_total:
+        return f"indexing {st.workspace}: discovering files"
+    return (
+        f"indexing {st.workspace}: {st.lexical.done}/{st.files_total} files keyword-indexed, "
+        f"{st.dense.done}/{st.files_total} embedded"
+    )
 
 
 def progress_percentage(st: IndexStatus) -> int:

@@ -17,7 +17,7 @@ from ragls.index.worker import Indexer
 from ragls.query.features import FEATURES, QueryKind
 from ragls.query.query_words import query_kind
 from ragls.query.ranker import LinearRanker
-from ragls.query.retrieval import DEFAULT_TUNING, retrieve
+from ragls.query.retrieval import DEFAULT_TUNING, Ask, Sources, retrieve
 from tests.waiting import until
 
 FILES = {
@@ -51,19 +51,8 @@ def test_the_models_weights_decide_the_order_and_a_trace_sees_every_candidate(tm
         assert h.store is not None
 
         def ask(tuning, **kw):  # type: ignore[no-untyped-def]
-            res = retrieve(
-                h.store,
-                h.embedder,
-                settings.retrieval,
-                "sum of an invoice",
-                10,
-                0,
-                None,
-                None,
-                tuning=tuning,
-                names=h.cache,
-                **kw,
-            )
+            index = Sources(h.store, h.embedder, names=h.cache)
+            res = retrieve(index, settings.retrieval, Ask("sum of an invoice", 10, 0, tuning=tuning), **kw)
             return [x.path for x in res.hits]
 
         ruled = ask(DEFAULT_TUNING)

@@ -121,8 +121,11 @@ def test_record_counters_follow_every_change() -> None:
     recs["a"] = _rec("a", DENSE, 1)  # replaced: the old record's counts go
     assert (recs.lexical, recs.dense, recs.chunks) == _recount(recs) == (2, 2, 7)
     recs.set_status("c", LEXICAL)
-    recs.set_chunk_ids("b", ["b-0"])
+    before = recs["b"]
+    recs.set_chunk_ids("b", ["b-0"], "h2")
     assert (recs.lexical, recs.dense, recs.chunks) == _recount(recs) == (3, 2, 6)
+    # A new record: a copy of the records published before keeps the old one as it was.
+    assert before.chunk_ids == ["b-0", "b-1"] and (recs["b"].chunk_ids, recs["b"].hash) == (["b-0"], "h2")
     assert recs.pop("b") is not None and recs.pop("missing", None) is None
     del recs["c"]
     assert (recs.lexical, recs.dense, recs.chunks) == _recount(recs) == (1, 1, 1)

@@ -16,7 +16,9 @@ from ragls.config import RetrievalSettings, load_settings
 from ragls.query.query_words import lookup_symbols, query_symbols
 from ragls.query.retrieval import (
     DEFAULT_TUNING,
+    Ask,
     Hit,
+    Sources,
     Tuning,
     dedupe,
     demote,
@@ -312,7 +314,7 @@ def test_long_change_descriptions_demote_tests_whatever_words_they_use(tmp_path:
     settings = RetrievalSettings()
 
     def order(query: str, intent: str) -> list[str]:
-        res = retrieve(store, None, settings, query, 5, 0, None, None, tuning=tuning_for(intent))
+        res = retrieve(Sources(store), settings, Ask(query, 5, 0, tuning=tuning_for(intent)))
         return [h.path for h in res.hits]
 
     try:

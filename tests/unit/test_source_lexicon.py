@@ -14,7 +14,7 @@ from ragls.config import EmbedderSettings, RetrievalSettings
 from ragls.embedding import make_embedder
 from ragls.index import name_rerank, source_lexicon
 from ragls.index.source_lexicon import SourceLexicon
-from ragls.query.retrieval import CHANGE_TUNING, DEFAULT_TUNING, retrieve
+from ragls.query.retrieval import CHANGE_TUNING, DEFAULT_TUNING, Ask, Sources, retrieve
 from ragls.store import PointData
 from ragls.store.edge import EdgeStore
 from ragls.text import lexical
@@ -131,7 +131,7 @@ def test_bug_reports_lift_the_files_it_ranks_and_other_requests_do_not(store: Ed
     off = replace(CHANGE_TUNING, source_weight=0.0)
 
     def scores(tuning: object, source: SourceLexicon | None, query: str = REPORT) -> dict[tuple[str, int], float]:
-        res = retrieve(store, emb, settings, query, 10, 0, None, None, tuning=tuning, source=source)  # type: ignore[arg-type]
+        res = retrieve(Sources(store, emb, source=source), settings, Ask(query, 10, 0, tuning=tuning))  # type: ignore[arg-type]
         return {(h.path, h.start_line): h.score for h in res.hits}
 
     assert CHANGE_TUNING.source_files > 0 and CHANGE_TUNING.source_weight > 0

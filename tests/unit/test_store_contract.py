@@ -652,7 +652,7 @@ def test_indexer_vacuums_the_edge_store_once_an_edit_is_indexed(tmp_path: Path) 
 
 def test_indexer_runs_on_the_remote_backend(tmp_path: Path) -> None:
     from ragls.config import load_settings
-    from ragls.query.retrieval import retrieve
+    from ragls.query.retrieval import Ask, Sources, retrieve
 
     fixture = Path(__file__).parent.parent / "fixtures" / "polyglot"
     s = load_settings(
@@ -665,7 +665,9 @@ def test_indexer_runs_on_the_remote_backend(tmp_path: Path) -> None:
         assert idx.handle.store is not None and idx.handle.store.kind == "remote"
         assert snap.state == "ready" and snap.files_failed == 0 and snap.chunks == idx.handle.store.count() > 0
         assert all(d for _, d in idx.handle.store.all_ids().values())
-        res = retrieve(idx.handle.store, idx.handle.embedder, s.retrieval, "Invoice compute_total", 3, 4000, None, None)
+        res = retrieve(
+            Sources(idx.handle.store, idx.handle.embedder), s.retrieval, Ask("Invoice compute_total", 3, 4000)
+        )
         assert res.hits and res.hits[0].path == "billing/invoice.py"
         # migrate writes the manifest where the indexer looks for it.
         assert remote_manifest_path(fixture, s, "hash", DIM).is_file()

@@ -37,7 +37,7 @@ from ragls.git import history as git_history
 from ragls.git.read import message_text
 from ragls.index.worker import Indexer
 from ragls.query.learned import Trace
-from ragls.query.retrieval import Tuning, retrieve, tuning_for, uses_source
+from ragls.query.retrieval import Ask, Sources, Tuning, retrieve, tuning_for, uses_source
 from ragls.text import lexical
 from ragls.text.languages import is_code, language_of
 from ragls.text.path_kinds import is_test_path
@@ -215,23 +215,11 @@ def _ragls_files(
         # The ranking a user gets once the lexicon is built (a large checkout's build can outlast
         # the 10 s a first request waits; every question opens its checkout's index afresh).
         source.wait_first(SOURCE_WAIT)
-    hits = retrieve(
-        idx.handle.store,
-        idx.handle.embedder,
-        idx.settings.retrieval,
-        text,
-        HITS,
-        0,
-        None,
-        None,
-        tuning=tuning,
-        names=idx.handle.cache,
-        history=history,
-        files=idx.indexed_paths,
-        source=source,
-        trace=trace,
-        graph=idx.handle.graph,
-    ).hits
+    h = idx.handle
+    index = Sources(
+        h.store, h.embedder, names=h.cache, history=history, files=idx.indexed_paths, source=source, graph=h.graph
+    )
+    hits = retrieve(index, idx.settings.retrieval, Ask(text, HITS, 0, tuning=tuning), trace).hits
     return [h.path for h in hits]
 
 

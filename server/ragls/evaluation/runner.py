@@ -16,7 +16,7 @@ from ragls.evaluation.metrics import QueryMetrics, aggregate, evaluate_query
 from ragls.evaluation.ranker_data import FeatureDump
 from ragls.index.worker import Indexer
 from ragls.query.query_words import query_symbols
-from ragls.query.retrieval import DEFAULT_TUNING, retrieve
+from ragls.query.retrieval import DEFAULT_TUNING, Ask, Sources, retrieve
 from ragls.text import lexical
 from ragls.text.languages import language_of
 
@@ -222,14 +222,14 @@ def run_golden(
     asked = asked_hits(settings)
     try:
         assert idx.handle.store is not None
-        store, emb, names = idx.handle.store, idx.handle.embedder, idx.handle.cache
+        index = Sources(idx.handle.store, idx.handle.embedder, names=idx.handle.cache)
         variants = VARIANTS if ablations else {k: v for k, v in VARIANTS.items() if k in CORE}
         for label, change in variants.items():
             rs = RetrievalSettings.model_validate({**settings.retrieval.model_dump(), **change.get("settings", {})})
             tu = replace(DEFAULT_TUNING, **change.get("tuning", {}))
             k = int(change.get("top_k", {}).get("k", asked))
             rows[label] = _score(
-                lambda q, rs=rs, tu=tu, k=k: retrieve(store, emb, rs, q, k, 0, None, None, tuning=tu, names=names).hits,  # type: ignore[misc]
+                lambda q, rs=rs, tu=tu, k=k: retrieve(index, rs, Ask(q, k, 0, tuning=tu)).hits,  # type: ignore[misc]
                 gs,
                 lines_of,
             )
@@ -237,22 +237,16 @@ def run_golden(
         if ranker is not None:
             tu = replace(DEFAULT_TUNING, learned=True, ranker_path=ranker)
             rs = settings.retrieval
-            rows[LEARNED] = _score(
-                lambda q: retrieve(store, emb, rs, q, asked, 0, None, None, tuning=tu, names=names).hits, gs, lines_of
-            )
+            rows[LEARNED] = _score(lambda q: retrieve(index, rs, Ask(q, asked, 0, tuning=tu)).hits, gs, lines_of)
         if dump is not None:
             data = FeatureDump()
             for q in [*gs.queries, *lookups.queries]:  # questions, and lookups of a name: both kinds of query
-                retrieve(
-                    store, emb, settings.retrieval, q.query, asked, 0, None, None, names=names, trace=data.tracer(q)
-                )
+                retrieve(index, settings.retrieval, Ask(q.query, asked, 0), data.tracer(q))
             data.save(dump / f"{gs.name}.npz", gs.name, gs.language or "?")
         if ablations and lookups.queries:
             for label, boost in (("lookups: ragls (default)", True), ("lookups: no exact-symbol boost", False)):
                 rs = RetrievalSettings.model_validate({**settings.retrieval.model_dump(), "symbol_boost": boost})
-                rows[label] = _score(
-                    lambda q, rs=rs: retrieve(store, emb, rs, q, asked, 0, None, None, names=names).hits, lookups
-                )  # type: ignore[misc]
+                rows[label] = _score(lambda q, rs=rs: retrieve(index, rs, Ask(q, asked, 0)).hits, lookups)  # type: ignore[misc]
         if baselines:
             wins, funcs = _baseline_documents(root, _all_files(root), gs.language)
             docs_by_label = {BM25_WINDOWS: wins, BM25_FUNCTIONS: funcs}

@@ -138,8 +138,8 @@ class Backfill:
                     rest = [i for i in st.missing_dense.pop(p, []) if i not in ids]
                     if p in st.records:
                         rec = st.records[p]
-                        st.records.set_chunk_ids(p, [i for i in rec.chunk_ids if i not in ids])
-                        rec.hash = ""  # forces a re-chunk; the vanished chunks count as new
+                        # An empty hash forces a re-chunk; the vanished chunks count as new.
+                        st.records.set_chunk_ids(p, [i for i in rec.chunk_ids if i not in ids], "")
                     if rest:
                         st.missing_dense[p] = rest
                     st.pending.add(p)

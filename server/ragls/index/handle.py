@@ -27,6 +27,7 @@ from ragls.git.history import HistoryTracker
 from ragls.graph.source import GraphSource
 from ragls.index import name_rerank
 from ragls.index.source_lexicon import SourceLexicon
+from ragls.index.view import FrozenView, Records
 from ragls.store import Store, StoreError, manifest_path, open_index
 from ragls.store.manifest import Manifest
 from ragls.system.faults import CircuitBreaker
@@ -89,7 +90,7 @@ class IndexHandle:
         report_error: Callable[[str, str], None],
         on_change: Callable[[], None],
         seek: Callable[[list[str]], None],
-        files: Callable[[], list[str]],
+        published: Callable[[], Records | None],
     ) -> None:
         self.root = root
         self.settings = settings
@@ -99,8 +100,8 @@ class IndexHandle:
         # A question named these definitions: files that spell them go ahead in a running pass
         # (the worker's seek; returns at once).
         self.seek = seek
-        # The indexed files (the state's), for a query that names some (query/mentions.py).
-        self.files = files
+        # What the worker published last (index/state.py): a query's files and visible chunks.
+        self._published = published
         self._embedder = embedder
         self._loading: Future[Embedder] | None = None  # the bundled model, loading (load_model)
         self._load_later = False  # the bundled model loads once the index is open
@@ -244,6 +245,20 @@ class IndexHandle:
         if self._load_later:
             self._loading = in_thread(self.settings.indexing.nice, make_embedder, self.settings.embedder)
             self._loading.add_done_callback(self._model_loaded)
+
+    def files(self) -> list[str]:
+        """The indexed files as last published, for a query that names some (query/mentions.py)."""
+        published = self._published()
+        return list(published.paths) if published is not None else []
+
+    def view(self) -> Store:
+        """The store as a query should read it: only the chunks of the last published records
+        (index/view.py), never a batch half-applied."""
+        assert self.store is not None
+        published = self._published()
+        if published is None:
+            return self.store
+        return FrozenView(self.store, published.records)  # type: ignore[return-value]
 
     def model_loading(self) -> bool:
         return self._loading is not None and not self._loading.done()

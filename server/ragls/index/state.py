@@ -3,17 +3,18 @@
 The worker thread is the only writer: it reads without the lock and writes under it; other
 threads post their edits (open buffers, asked-for files, a retry, an error) to its queue
 (`jobs.py`), and it applies them between steps (`apply_edits`). After each step it publishes a
-`Published`: the status's counters and the indexed paths, frozen, swapped in one assignment.
-The status and queries read the last one and never take the lock; the seeker still reads the
-pending files under it (tests/unit/test_state_owner.py checks who writes)."""
+`Published`: the status's counters and the files' records (which chunks make each file now),
+swapped in one assignment. The status and queries read the last one and never take the lock
+(a query sees the chunks of the last published records only: index/view.py); the seeker still
+reads the pending files under it (tests/unit/test_state_owner.py checks who writes)."""
 
 from __future__ import annotations
 
 import logging
 import threading
 from collections import Counter, deque
-from collections.abc import Iterable
-from dataclasses import dataclass
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from enum import StrEnum
 from typing import TYPE_CHECKING, Literal
@@ -60,7 +61,7 @@ class Records(dict[str, FileRecord]):
 
     def __init__(self, items: Iterable[tuple[str, FileRecord]] = ()) -> None:
         super().__init__(items)  # in bulk: a warm start loads every record of the manifest
-        self.version = 0  # counts changes to the set of paths: a new one is published then
+        self.version = 0  # counts changes of a record (a new one is published then)
         statuses = [r.status for r in self.values()]
         self.dense = statuses.count(DENSE)
         self.lexical = statuses.count(LEXICAL) + self.dense
@@ -77,8 +78,7 @@ class Records(dict[str, FileRecord]):
         old = super().get(key)
         if old is not None:
             self._count(old, -1)
-        if old is None:
-            self.version += 1
+        self.version += 1
         super().__setitem__(key, rec)
         self._count(rec, 1)
 
@@ -108,11 +108,10 @@ class Records(dict[str, FileRecord]):
         rec.status = status
         self._count(rec, 1)
 
-    def set_chunk_ids(self, key: str, ids: list[str]) -> None:
-        rec = self[key]
-        self._count(rec, -1)
-        rec.chunk_ids = ids
-        self._count(rec, 1)
+    def set_chunk_ids(self, key: str, ids: list[str], digest: str) -> None:
+        """A new record with these chunk ids and content hash (never a change in place: the
+        published records keep the old one)."""
+        self[key] = replace(self[key], chunk_ids=ids, hash=digest)
 
 
 @dataclass(frozen=True)
@@ -120,8 +119,9 @@ class Published:
     """What the worker last published: read by any thread without a lock, never changed."""
 
     counters: IndexCounters
+    records: Mapping[str, FileRecord]  # a copy: path -> its record (a query's visible chunks)
     paths: tuple[str, ...]  # the indexed files (retrieval's path filter, mentioned files)
-    version: int  # `Records.version` the paths were read at
+    version: int  # `Records.version` the records were copied at
 
 
 @dataclass(frozen=True)
@@ -173,7 +173,7 @@ class IndexState:
         self.worker_discoveries = 0  # first scans walked by a pool worker
         # What the worker last published (`publish`): the status and queries read only this.
         self.published: Published | None = None
-        self._published_records: Records | None = None  # the object `published.paths` came from
+        self._published_records: Records | None = None  # the object `published.records` came from
 
     def error(self, path: str, message: str) -> None:
         """An error for the status (the worker's; other threads post an `Edit("error")`)."""
@@ -220,18 +220,19 @@ class IndexState:
         return changed
 
     def publish(self, handle: IndexHandle, queued: bool) -> Published:
-        """Read the counters (and the paths, when they changed) under the lock and publish them
-        in one assignment (the worker's, after each step)."""
+        """Read the counters (and the records, when they changed) under the lock and publish
+        them in one assignment (the worker's, after each step and batch)."""
         counters = self.counters(handle, queued)
         last = self.published
         version = self.records.version
         if last is not None and last.version == version and self.records is self._published_records:
-            paths = last.paths
+            records, paths = last.records, last.paths
         else:
             with self.lock:
-                paths, version = tuple(self.records), self.records.version
+                records, version = dict(self.records), self.records.version
+            paths = tuple(records)
             self._published_records = self.records
-        self.published = Published(counters, paths, version)
+        self.published = Published(counters, records, paths, version)
         return self.published
 
     def counters(self, handle: IndexHandle, queued: bool) -> IndexCounters:

@@ -30,7 +30,7 @@ from ragls.index.backfill import Backfill
 from ragls.index.handle import IndexHandle, IndexReplaced, ModelUnavailable, freeze_heap
 from ragls.index.jobs import JobQueue, Jobs
 from ragls.index.lexical_pass import LexicalPass
-from ragls.index.state import IndexState, Phase, Records
+from ragls.index.state import IndexState, Phase, Published, Records
 from ragls.ingest.discovery import IgnoreRules
 from ragls.ingest.prepare import PreparePool
 from ragls.ingest.seek import Seeker
@@ -66,7 +66,7 @@ class Indexer:
         # The handle's threads (the model's load) post errors and wake the worker, which
         # publishes the status they change; they never write the state themselves.
         self.handle = IndexHandle(
-            self.root, settings, embedder, store_wait, self.jobs.error, self.jobs.wake, self.seek, self.state.paths
+            self.root, settings, embedder, store_wait, self.jobs.error, self.jobs.wake, self.seek, self._published
         )
         self._thread: threading.Thread | None = None
         # A restart (settings change) opens the same slot only after the previous indexer of
@@ -234,6 +234,7 @@ class Indexer:
         self.backfill.requeue(self.handle.distrusted_files())
         self.handle.load_model()
         freeze_heap()
+        self._changed()  # the stored files are searchable from here, before the first scan
         self.jobs.scan(False)
 
     def _close(self) -> None:
@@ -281,6 +282,9 @@ class Indexer:
                 else:
                     self._set_fault(exc, jobs)
             self._changed()
+
+    def _published(self) -> Published | None:
+        return self.state.published
 
     def _changed(self) -> None:
         """Publish the state as it is now (the worker's, after each step and batch), then tell

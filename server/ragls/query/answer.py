@@ -17,6 +17,8 @@ from ragls.query.context import ContextChunk, format_context
 from ragls.query.graph_context import moved_blocks, neighbour_blocks
 from ragls.query.query_words import lookup_symbols, query_symbols
 from ragls.query.retrieval import (
+    Ask,
+    Sources,
     load_ranker,
     retrieve,
     retrieve_result,
@@ -94,30 +96,19 @@ def answer(
         history.wait_first(FIRST_HISTORY_WAIT)
     if source is not None:
         source.wait_first(max(0.0, deadline - time.monotonic()))
+    ask = Ask(query, top_k, max_chars, allowed, languages, tuning)
+    store = idx.view()  # the chunks of the last published records only (index/view.py)
     try:
         try:
-            res = retrieve(
-                idx.store,
-                idx.embedder,
-                settings,
-                query,
-                top_k,
-                max_chars,
-                allowed,
-                languages,
-                names=idx.cache,
-                history=history,
-                tuning=tuning,
-                files=idx.files,
-                source=source,
-                graph=idx.graph,
-                trace=trace,
+            sources = Sources(
+                store, idx.embedder, names=idx.cache, history=history, files=idx.files, source=source, graph=idx.graph
             )
+            res = retrieve(sources, settings, ask, trace)
         except EmbeddingError as exc:
             # The embedding provider is down: lexical search still answers, and says so.
             log.warning("query embedding failed, answering from lexical search only: %s", exc)
             lexical = settings.model_copy(update={"mode": "lexical"})
-            res = retrieve(idx.store, idx.embedder, lexical, query, top_k, max_chars, allowed, languages, tuning=tuning)
+            res = retrieve(Sources(store, idx.embedder), lexical, ask)
             warnings.append(f"dense search unavailable ({exc}); results are lexical only")
     except Exception as exc:  # the store can fail (remote down); chat must keep working
         log.error("retrieve failed: %s", exc)

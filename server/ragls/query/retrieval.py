@@ -470,32 +470,46 @@ def _ruled(
     )
 
 
-def retrieve(
-    store: Store,
-    embedder: Embedder | None,
-    settings: RetrievalSettings,
-    query: str,
-    top_k: int,
-    max_chars: int,
-    allowed_paths: list[str] | None,
-    languages: list[str] | None,
-    dense_available: bool = True,
-    tuning: Tuning = DEFAULT_TUNING,
-    names: EmbeddingCache | None = None,
-    history: ChangeHistory | None = None,
-    files: Callable[[], Iterable[str]] | None = None,
-    source: FileRanker | None = None,
-    trace: Trace | None = None,
-    graph: GraphRanker | None = None,
-) -> RetrieveResult:
-    """`names`: the index's embedding cache, where the indexer keeps the chunks' name vectors
-    (ragls.index.name_rerank); without it the name rerank is skipped. `history`: the workspace's git
-    history (ragls.git.history); without it no file is lifted by its commit messages.
-    `files`: the index's files, asked for only when the query names some (a stack trace, a path
-    in a bug report: mentions.mentioned_files); their best chunks join the hits.
-    `source`: the index's source BM25 (query.source_lexicon), for the tunings that use it.
-    `trace`: called with every query's candidates and their feature rows (training the ranker).
-    `graph`: the index's code graph (graph.source.GraphSource), for the tunings that use it."""
+@dataclass(frozen=True)
+class Ask:
+    """One question to `retrieve`: what is asked, where, and how much comes back."""
+
+    query: str
+    top_k: int
+    max_chars: int  # the context block's budget (0: no context block)
+    allowed_paths: list[str] | None = None  # only these files (a `paths` glob, resolved)
+    languages: list[str] | None = None
+    tuning: Tuning = DEFAULT_TUNING
+
+
+@dataclass(frozen=True)
+class Sources:
+    """What an open index offers a question, read-only for its length. `names`: the index's
+    embedding cache, where the indexer keeps the chunks' name vectors (ragls.index.name_rerank);
+    without it the name rerank is skipped. `history`: the workspace's git history
+    (ragls.git.history); without it no file is lifted by its commit messages. `files`: the
+    index's files, asked for only when the query names some (a stack trace, a path in a bug
+    report: mentions.mentioned_files); their best chunks join the hits. `source`: the index's
+    source BM25 (index.source_lexicon), for the tunings that use it. `graph`: the index's code
+    graph (graph.source.GraphSource), for the tunings that use it."""
+
+    store: Store
+    embedder: Embedder | None = None
+    dense_available: bool = True
+    names: EmbeddingCache | None = None
+    history: ChangeHistory | None = None
+    files: Callable[[], Iterable[str]] | None = None
+    source: FileRanker | None = None
+    graph: GraphRanker | None = None
+
+
+def retrieve(index: Sources, settings: RetrievalSettings, ask: Ask, trace: Trace | None = None) -> RetrieveResult:
+    """`ask` over `index`: ranked hits and their context block. `trace`: called with every
+    query's candidates and their feature rows (training the ranker)."""
+    store, embedder, dense_available = index.store, index.embedder, index.dense_available
+    names, history, files, source, graph = index.names, index.history, index.files, index.source, index.graph
+    query, top_k, max_chars, tuning = ask.query, ask.top_k, ask.max_chars, ask.tuning
+    allowed_paths, languages = ask.allowed_paths, ask.languages
     t0 = time.perf_counter()
     use_dense = embedder is not None and dense_available and settings.mode != "lexical"
     dense = None

@@ -250,8 +250,7 @@ class LocalIndex(IndexApi):
         if (why := self._usable(wait)) is not None:
             empty.error = why
             return empty
-        store = self.index.store
-        assert store is not None
+        store = self.index.view()
         wanted = re.sub(r"::|#", ".", p.name.strip()).strip(".")
         self.index.seek([wanted])
         try:

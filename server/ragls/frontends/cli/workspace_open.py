@@ -66,7 +66,7 @@ async def open_workspace(roots: list[Path], quiet: bool = False) -> WorkspaceInd
 
 async def indexed(ws: WorkspaceIndex, quiet: bool) -> IndexStatus:
     """Wait until no folder indexes, showing progress on stderr (unless quiet); the status."""
-    from ragls.status import progress_message
+    from ragls.status import indexing, progress_message
 
     t0 = time.monotonic()
     tty = sys.stderr.isatty()
@@ -74,7 +74,7 @@ async def indexed(ws: WorkspaceIndex, quiet: bool) -> IndexStatus:
     last_print = 0.0
     while True:
         s = (await ws.status()).status
-        if s.state != "indexing":
+        if not indexing(s):
             break
         await asyncio.sleep(0.2)
         key = (s.phase, s.lexical.done, s.dense.done, s.files_total, s.chunks)

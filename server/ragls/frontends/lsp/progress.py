@@ -26,7 +26,7 @@ PROGRESS_INTERVAL = 0.25
 async def report_status(ws: WorkspaceIndex, ls: LanguageServer) -> None:
     """Turn the workspace's status into $/progress and rag/statusChanged for `ls`'s client,
     throttled; woken early by every change of an index (`WorkspaceIndex.changed`)."""
-    from ragls.status import progress_end_message, progress_message, progress_percentage
+    from ragls.status import indexing, progress_end_message, progress_message, progress_percentage
 
     token: str | None = None
     last_key: tuple[str, str] | None = None
@@ -63,7 +63,7 @@ async def report_status(ws: WorkspaceIndex, ls: LanguageServer) -> None:
             # A removed folder takes its runs out of the sum: that is no run to report.
             missed = runs != seen_runs and not (folders != seen_folders and runs < seen_runs)
             seen_runs, seen_folders = runs, folders
-            if (st.state == "indexing" or missed) and token is None:
+            if (indexing(st) or missed) and token is None:
                 token = str(uuid.uuid4())
                 try:
                     await asyncio.wait_for(ls.work_done_progress.create_async(token), 5)
@@ -78,9 +78,9 @@ async def report_status(ws: WorkspaceIndex, ls: LanguageServer) -> None:
                         title="ragls: indexing", message=begin, percentage=0, cancellable=False
                     ),
                 )
-            elif st.state == "indexing" and token is not None:
+            elif indexing(st) and token is not None:
                 ls.work_done_progress.report(token, types.WorkDoneProgressReport(message=msg, percentage=min(pct, 99)))
-            if st.state != "indexing" and token is not None:
+            if not indexing(st) and token is not None:
                 end = progress_end_message(st)
                 if st.files_total:  # the final count, also for runs too short for a report
                     done = st.dense.done + st.files_failed

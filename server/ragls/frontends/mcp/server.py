@@ -69,6 +69,7 @@ from ragls.protocol import (
     SymbolParams,
 )
 from ragls.sharing.api import InvalidParams, validation_message
+from ragls.status import indexing, progress_detail, progress_percentage, searchable
 from ragls.text.escaping import label
 from ragls.workspace.folders import uri_to_path
 from ragls.workspace.index import WorkspaceIndex
@@ -212,29 +213,14 @@ class RaglsMcp:
             st = (await self.index.status()).status
             if done(st) or st.state == "error" or time.monotonic() >= deadline:
                 return st
-            total = max(2 * st.files_total, 1)
-            progress = st.lexical.done + st.dense.done + 2 * st.files_failed
-            if st.files_total:
-                msg = f"indexing {st.workspace}: {st.lexical.done}/{st.files_total} files keyword-indexed, " + (
-                    f"{st.dense.done}/{st.files_total} embedded"
-                )
-            else:
-                msg = f"indexing {st.workspace}: discovering files"
-            await ctx.session.report_progress(min(progress, total - 1), total, msg)
+            await ctx.session.report_progress(min(progress_percentage(st), 99), 100, progress_detail(st))
             await asyncio.sleep(_POLL)
-
-    @staticmethod
-    def _searchable(st: IndexStatus) -> bool:
-        """Past the first keyword pass: every file is findable, at least by keyword."""
-        return st.state != "indexing" or (
-            st.phase not in ("starting", "discovering") and st.files_total > 0 and st.lexical.done >= st.lexical.total
-        )
 
     async def _search(self, ctx: ServerRequestContext[Any], p: RetrieveParams) -> tuple[RetrieveResultOut, IndexStatus]:
         """Once every file is keyword-indexed (or FIRST_INDEX_WAIT passed, with progress)."""
         ws = await self._ready()
         ws.plan(p)  # bad globs and folder names are the caller's error, reported before any wait
-        st = await self._progress_until(ctx, self._searchable, FIRST_INDEX_WAIT)
+        st = await self._progress_until(ctx, searchable, FIRST_INDEX_WAIT)
         return await ws.retrieve(p), st
 
     async def search_code(self, ctx: ServerRequestContext[Any], a: SearchCodeArgs) -> types.CallToolResult:
@@ -268,7 +254,7 @@ class RaglsMcp:
 
     async def find_symbol(self, ctx: ServerRequestContext[Any], a: FindSymbolArgs) -> types.CallToolResult:
         ws = await self._ready()
-        st = await self._progress_until(ctx, self._searchable, FIRST_INDEX_WAIT)
+        st = await self._progress_until(ctx, searchable, FIRST_INDEX_WAIT)
         res = await ws.find_symbol(SymbolParams(name=a.name, kind=a.kind, top_k=a.top_k, max_chars=20000))
         return self._code_result("definitions", a.name, res, st)
 
@@ -276,7 +262,7 @@ class RaglsMcp:
     async def _graph_ready(self, ctx: ServerRequestContext[Any]) -> WorkspaceIndex:
         """As a search: once every file is keyword-indexed (their graph rows come with them)."""
         ws = await self._ready()
-        await self._progress_until(ctx, self._searchable, FIRST_INDEX_WAIT)
+        await self._progress_until(ctx, searchable, FIRST_INDEX_WAIT)
         return ws
 
     @staticmethod
@@ -352,7 +338,7 @@ class RaglsMcp:
         ws = await self._ready()
         started = await ws.reindex(a.full)
         await asyncio.sleep(0.2)  # let the worker pick the scan up before watching for the end
-        st = await self._progress_until(ctx, lambda s: s.state != "indexing", REINDEX_WAIT)
+        st = await self._progress_until(ctx, lambda s: not indexing(s), REINDEX_WAIT)
         head = ("Re-index started." if started else "A run was already going; it re-runs when it ends.") + (
             " (full rebuild)" if a.full else ""
         )
