@@ -86,8 +86,9 @@ def _check_one_version(res: dict[str, Any], where: str) -> None:
 
 
 class Soak:
-    def __init__(self, s: Session, ws: Path, base: Path, snapshot_src: Path) -> None:
-        self.s, self.ws, self.base, self.snapshot_src = s, ws, base, snapshot_src
+    def __init__(self, s: Session, ws: Path, base: Path, snapshot_src: Path, snapshot_file: Path) -> None:
+        self.s, self.ws, self.base = s, ws, base
+        self.snapshot_src, self.snapshot_file = snapshot_src, snapshot_file
         self.version = [0] * MARKERS
         self.deleted: set[int] = set()
         self.rng = random.Random(20261128)
@@ -182,8 +183,6 @@ class Soak:
             _check_one_version(res, "question")
             await self.check("question")
 
-    snapshot_file = Path()
-
 
 async def test_concurrent_edits_folders_settings_and_questions_keep_the_invariants(
     start: Starter, tmp_path: Path, fresh_cache: Path
@@ -196,8 +195,8 @@ async def test_concurrent_edits_folders_settings_and_questions_keep_the_invarian
     snap = tmp_path / "docs.ragls-snapshot"
     code, _out, err = run_cli(["snapshot", "export", str(docs), "-o", str(snap), "-q"], tmp_path / "export-cache")
     assert code == 0, err
-    soak = Soak(await start(root=ws, env={"RAGLS_CACHE_DIR": str(fresh_cache)}, init=_init(snap)), ws, tmp_path, docs)
-    soak.snapshot_file = snap
+    s = await start(root=ws, env={"RAGLS_CACHE_DIR": str(fresh_cache)}, init=_init(snap))
+    soak = Soak(s, ws, tmp_path, docs, snap)
     for i in range(MARKERS):
         soak.version[i] = 1
         soak.marker(i).write_text(_marker_text(i, 1))
