@@ -110,6 +110,7 @@ class LexicalPass:
             st.skipped_paths.update(plan.unchanged_skips)
             st.pending = set(plan.todo)
         st.phase = Phase.LEXICAL
+        self._on_change()  # the status shows the pass's total before its first batch
         log.info(
             "scan: %d files, %d to (re)index, %d removed, %d skipped",
             len(current),

@@ -17,6 +17,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from enum import StrEnum
+from functools import cached_property
 from typing import TYPE_CHECKING, Literal
 
 from ragls.status import ErrorEntry, IndexCounters, SnapshotCounts
@@ -120,8 +121,12 @@ class Published:
 
     counters: IndexCounters
     records: Mapping[str, FileRecord]  # a copy: path -> its record (a query's visible chunks)
-    paths: tuple[str, ...]  # the indexed files (retrieval's path filter, mentioned files)
     version: int  # `Records.version` the records were copied at
+
+    @cached_property
+    def paths(self) -> tuple[str, ...]:
+        """The indexed files (retrieval's path filter, mentioned files), read once per snapshot."""
+        return tuple(self.records)
 
 
 @dataclass(frozen=True)
@@ -196,28 +201,24 @@ class IndexState:
             self.pending.clear()
             self.dense_fail_at.clear()
 
-    def apply_edits(self, edits: Iterable[Edit]) -> set[str]:
+    def apply_edits(self, edits: Iterable[Edit]) -> None:
         """Other threads' edits, in the order they were posted (the worker's, between steps).
-        Returns the paths whose editor buffer changed: they are indexed again."""
-        changed: set[str] = set()
+        A buffer's path is indexed again by the job posted with it (`JobQueue.buffer`)."""
         for e in edits:
             if e.kind == "error":
                 self.error(e.path, e.text or "")
                 continue
             with self.lock:
                 if e.kind == "buffer":
-                    if self.open_docs.get(e.path) != e.text:
-                        changed.add(e.path)
-                        if e.text is None:
-                            self.open_docs.pop(e.path, None)
-                        else:
-                            self.open_docs[e.path] = e.text
+                    if e.text is None:
+                        self.open_docs.pop(e.path, None)
+                    else:
+                        self.open_docs[e.path] = e.text
                 elif e.kind == "urgent":
                     self.urgent.update(dict.fromkeys(e.paths))
                 elif e.kind == "retry" and self.fault is not None:
                     self.fault.retry_at = 0.0
                     self.fault.need = 0
-        return changed
 
     def publish(self, handle: IndexHandle, queued: bool) -> Published:
         """Read the counters (and the records, when they changed) under the lock and publish
@@ -226,13 +227,12 @@ class IndexState:
         last = self.published
         version = self.records.version
         if last is not None and last.version == version and self.records is self._published_records:
-            records, paths = last.records, last.paths
+            records = last.records
         else:
             with self.lock:
                 records, version = dict(self.records), self.records.version
-            paths = tuple(records)
             self._published_records = self.records
-        self.published = Published(counters, records, paths, version)
+        self.published = Published(counters, records, version)
         return self.published
 
     def counters(self, handle: IndexHandle, queued: bool) -> IndexCounters:

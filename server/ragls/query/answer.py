@@ -12,16 +12,17 @@ from typing import TYPE_CHECKING
 
 from ragls.config import RetrievalSettings
 from ragls.embedding import EmbeddingError
-from ragls.protocol import ChunkOut, RetrieveResultOut
+from ragls.protocol import ChunkOut, Position, Range, RetrieveResultOut
 from ragls.query.context import ContextChunk, format_context
 from ragls.query.graph_context import moved_blocks, neighbour_blocks
 from ragls.query.query_words import lookup_symbols, query_symbols
 from ragls.query.retrieval import (
     Ask,
+    Hit,
+    RetrieveResult,
     Sources,
     load_ranker,
     retrieve,
-    retrieve_result,
     symbol_first,
     tuning_for,
     uses_source,
@@ -179,3 +180,30 @@ def fuse(
     )
     took = max((res.took_ms for _, _, res in ok), default=0.0) + (time.perf_counter() - t0) * 1000
     return RetrieveResultOut(context=context, chunks=chunks, took_ms=round(took, 2), warnings=warnings)
+
+
+def chunk_out(root: Path, h: Hit) -> ChunkOut:
+    """One chunk of the `rag/retrieve` payload (LSP range: 0-based, end exclusive)."""
+    return ChunkOut(
+        uri=(root / h.path).as_uri(),
+        path=h.path,
+        range=Range(start=Position(line=h.start_line - 1, character=0), end=Position(line=h.end_line, character=0)),
+        symbol=h.symbol,
+        kind=h.kind,
+        language=h.language,
+        score=round(h.score, 6),
+        content=h.content,
+        # The index's own folder; a multi-root workspace relabels it with the client's name.
+        folder=root.name,
+        folder_uri=root.as_uri(),
+    )
+
+
+def retrieve_result(res: RetrieveResult, root: Path, warnings: list[str] | None = None) -> RetrieveResultOut:
+    """The `rag/retrieve` payload, also `ragls search --json` and the MCP tools' chunks."""
+    return RetrieveResultOut(
+        context=res.context,
+        took_ms=round(res.took_ms, 2),
+        warnings=list(warnings or []),
+        chunks=[chunk_out(root, h) for h in res.hits],
+    )

@@ -27,7 +27,6 @@ from ragls.embedding.cache import EmbeddingCache
 from ragls.git.history import ChangeHistory, FileRanker
 from ragls.index import name_rerank
 from ragls.ingest.gitignore import BACKEND
-from ragls.protocol import ChunkOut, Position, Range, RetrieveResultOut
 from ragls.query import learned
 from ragls.query.context import ContextChunk, format_context
 from ragls.query.features import DECLARATIVE_KINDS
@@ -581,30 +580,3 @@ def retrieve(index: Sources, settings: RetrievalSettings, ask: Ask, trace: Trace
         [ContextChunk(h.path, h.start_line, h.end_line, h.symbol, h.content) for h in hits], max_chars
     )
     return RetrieveResult(context, hits, (time.perf_counter() - t0) * 1000)
-
-
-def chunk_out(root: Path, h: Hit) -> ChunkOut:
-    """One chunk of the `rag/retrieve` payload (LSP range: 0-based, end exclusive)."""
-    return ChunkOut(
-        uri=(root / h.path).as_uri(),
-        path=h.path,
-        range=Range(start=Position(line=h.start_line - 1, character=0), end=Position(line=h.end_line, character=0)),
-        symbol=h.symbol,
-        kind=h.kind,
-        language=h.language,
-        score=round(h.score, 6),
-        content=h.content,
-        # The index's own folder; a multi-root workspace relabels it with the client's name.
-        folder=root.name,
-        folder_uri=root.as_uri(),
-    )
-
-
-def retrieve_result(res: RetrieveResult, root: Path, warnings: list[str] | None = None) -> RetrieveResultOut:
-    """The `rag/retrieve` payload, also `ragls search --json` and the MCP tools' chunks."""
-    return RetrieveResultOut(
-        context=res.context,
-        took_ms=round(res.took_ms, 2),
-        warnings=list(warnings or []),
-        chunks=[chunk_out(root, h) for h in res.hits],
-    )

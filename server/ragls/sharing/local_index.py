@@ -41,9 +41,9 @@ from ragls.protocol import (
     StatusEnvelope,
     SymbolParams,
 )
-from ragls.query.answer import answer, failed
+from ragls.query.answer import answer, chunk_out, failed
 from ragls.query.context import ContextChunk, format_context
-from ragls.query.retrieval import Hit, QueryError, chunk_out, compile_globs
+from ragls.query.retrieval import Hit, QueryError, compile_globs
 from ragls.sharing.api import (
     CLOSE_DOCUMENT,
     FIND_SYMBOL,
@@ -223,7 +223,7 @@ class LocalIndex(IndexApi):
             raise InvalidParams(str(exc)) from exc
         if (why := self._usable(wait)) is not None:
             return failed(why)
-        allowed = [path for path in self.indexer.state.paths() if spec.match_file(path)] if spec is not None else None
+        allowed = [path for path in self.index.files() if spec.match_file(path)] if spec is not None else None
         rs = self.settings.retrieval
         top_k, max_chars = budget(p, rs)
         return answer(

@@ -131,7 +131,7 @@ def _ask(
     allowed = None
     if s.paths:
         spec = compile_globs(s.paths)
-        allowed = [p for p in local.indexer.state.paths() if spec.match_file(p)]
+        allowed = [p for p in local.index.files() if spec.match_file(p)]
     rs = local.settings.retrieval.model_copy(update={"mode": s.mode})
     res = answer(local.index, rs, local.root, r.query, TOP, 0, allowed, s.languages, s.intent, ranker, rows)
     if res.error:
