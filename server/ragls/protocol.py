@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal, TypeVar
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_serializer, field_validator, model_validator
 from pydantic.alias_generators import to_camel
@@ -361,6 +361,25 @@ class RepoMapResult(_Wire):
     tokens: int  # of `text`, estimated as characters / 4
     warnings: list[str] = Field(default_factory=list)
     error: str | None = None
+
+
+# -- an answer that could not be given ----------------------------------------------------------
+
+Answer = TypeVar("Answer", RetrieveResultOut, ReferencesResult, RelatedResult, RepoMapResult)
+
+_NOTHING: dict[type[BaseModel], dict[str, Any]] = {
+    RetrieveResultOut: {"context": "", "chunks": [], "took_ms": 0.0},
+    ReferencesResult: {"locations": []},
+    RelatedResult: {"definition": [], "callers": [], "callees": [], "imports": [], "imported_by": []},
+    RepoMapResult: {"text": "", "files": [], "tokens": 0},
+}
+
+
+def unanswered(kind: type[Answer], why: str, notice: bool = False) -> Answer:
+    """The one shape of a question's answer when it could not be answered: empty, with `why` as
+    its `error`; with `notice` as its only warning instead (nothing is wrong: there is nothing
+    to find yet)."""
+    return kind(**_NOTHING[kind], **({"warnings": [why]} if notice else {"error": why}))
 
 
 # -- feedback (ragls.feedback): rag/feedback, the MCP `feedback` tool ---------------------------

@@ -62,6 +62,14 @@ async def test_cli_json_is_the_lsp_payload(start: Starter, workspace: Path, cach
     assert st_disk.embedder.model == st_cli["embedder"]["model"] and "no server is running" in (st_disk.message or "")
     rc, out, _ = cli("status", str(workspace.parent), cache=cache_dir)
     assert rc == 1 and "not indexed yet" in IndexStatus.model_validate(json.loads(out)).message
+    # Several folders: one workspace status, as an editor with both open would show it.
+    other = workspace.parent / "never-indexed"
+    other.mkdir()
+    (other / "x.py").write_text("def x():\n    return 1\n")
+    rc, out, _ = cli("status", str(workspace), str(other), cache=cache_dir)
+    both = IndexStatus.model_validate(json.loads(out))
+    assert rc == 1 and [f.name for f in both.folders] == [workspace.name, "never-indexed"]
+    assert both.chunks == st_cli["chunks"] and "never-indexed: " in (both.message or ""), both.message
     rc, out, err = cli("search", str(workspace), QUERY, "-k", "3", "--json", "--status", "-q", cache=cache_dir)
     assert rc == 0, err
     decoder = json.JSONDecoder()

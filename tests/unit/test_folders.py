@@ -200,13 +200,14 @@ async def test_a_status_asked_during_a_folder_change_describes_one_set_of_folder
     ws.add_path(a)
     ws.folders.renest()
     gate = asyncio.Event()
-    own = ws.folder_status
+    first = ws.folders.items[0]
+    own = first.status
 
-    async def slow(f: object) -> StatusEnvelope:
+    async def slow(at_rest: bool = False) -> StatusEnvelope:
         await gate.wait()
-        return await own(f)  # type: ignore[arg-type]
+        return await own(at_rest)
 
-    ws.folder_status = slow  # type: ignore[method-assign]
+    first.status = slow  # type: ignore[method-assign]
     asked = asyncio.create_task(ws.status())
     await asyncio.sleep(0)
     await ws.change_folders([(b.as_uri(), None)], [a.as_uri()])

@@ -1,6 +1,6 @@
-"""A `rag/retrieve` answer from an open index (service.LocalIndex, for every front end): "no
-retrieval" sets `error` (empty context), "degraded" keeps the results and adds `warnings`
-(docs/protocol.md). `fuse`: several folders' answers as one ranking (WorkspaceIndex, for
+"""A `rag/retrieve` answer from an open index (sharing/local_index.py, for every front end): "no
+retrieval" sets `error` (empty context, `protocol.unanswered`), "degraded" keeps the results and
+adds `warnings` (docs/protocol.md). `fuse`: several folders' answers as one ranking (WorkspaceIndex, for
 retrieval and symbol lookup)."""
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 
 from ragls.config import RetrievalSettings
 from ragls.embedding import EmbeddingError
-from ragls.protocol import ChunkOut, Position, Range, RetrieveResultOut
+from ragls.protocol import ChunkOut, Position, Range, RetrieveResultOut, unanswered
 from ragls.query.context import ContextChunk, format_context
 from ragls.query.graph_context import moved_blocks, neighbour_blocks
 from ragls.query.query_words import lookup_symbols, query_symbols
@@ -39,10 +39,7 @@ log = logging.getLogger(__name__)
 # commits); later reads happen while the previous history answers.
 FIRST_HISTORY_WAIT = 10.0
 ROOM_FOR_SIGNATURES = 120  # characters left in the budget under which no signature is looked for
-
-
-def failed(error: str) -> RetrieveResultOut:
-    return RetrieveResultOut(context="", chunks=[], took_ms=0.0, error=error)
+UNAVAILABLE = "index is not available"  # its store did not open, and no reason was recorded
 
 
 def answer(
@@ -65,7 +62,7 @@ def answer(
     feedback.tuning); one that cannot be read or was made for other features is skipped with a
     warning, and the rules rank. `trace`: retrieval.retrieve's (the feature rows of the candidates)."""
     if idx.store is None or idx.fatal:
-        return failed(idx.fatal or "index is not available")
+        return unanswered(RetrieveResultOut, idx.fatal or UNAVAILABLE)
     idx.seek(query_symbols(query))  # mid-pass, files naming what was asked go first (a no-op after)
     warnings: list[str] = []
     if idx.embedder is None and settings.mode != "lexical":
@@ -113,7 +110,7 @@ def answer(
             warnings.append(f"dense search unavailable ({exc}); results are lexical only")
     except Exception as exc:  # the store can fail (remote down); chat must keep working
         log.error("retrieve failed: %s", exc)
-        return failed(f"retrieval failed: {exc}")
+        return unanswered(RetrieveResultOut, f"retrieval failed: {exc}")
     # The graph's signatures go in the room the chunks leave (a block is ~100-200 characters):
     # none left, no graph read.
     if res.hits and res.context and max_chars - len(res.context) >= ROOM_FOR_SIGNATURES:
@@ -149,7 +146,8 @@ def fuse(
     t0 = time.perf_counter()
     ok = [(name, uri, res) for name, uri, res in parts if res.error is None]
     if not ok:
-        return failed("; ".join(f"{name}: {res.error}" for name, _, res in parts) or "no folder to search")
+        why = "; ".join(f"{name}: {res.error}" for name, _, res in parts)
+        return unanswered(RetrieveResultOut, why or "no folder to search")
     warnings = [f"{name}: {w}" for name, _, res in parts for w in res.warnings]
     warnings += [f"{name}: not searched ({res.error})" for name, _, res in parts if res.error is not None]
     terms = set(lexical.tokenize(query))

@@ -209,6 +209,14 @@ def uses_source(tuning: Tuning, query: str) -> bool:
 
 
 def compile_globs(globs: list[str]) -> pathspec.PathSpec:
+    """The `paths` globs of a request as one matcher; QueryError names a bad glob. Compiled once
+    per process for the same globs: the workspace checks them before it waits, the folder's
+    index then filters by them."""
+    return _compiled(tuple(globs))
+
+
+@functools.lru_cache(maxsize=64)
+def _compiled(globs: tuple[str, ...]) -> pathspec.PathSpec:
     for g in globs:
         if g.startswith("/") or re.match(r"^[A-Za-z]:[\\/]", g) or ".." in g.replace("\\", "/").split("/"):
             raise QueryError(f"paths: {g!r} must be a workspace-relative glob without '..'")

@@ -40,8 +40,9 @@ from ragls.protocol import (
     RetrieveResultOut,
     StatusEnvelope,
     SymbolParams,
+    unanswered,
 )
-from ragls.query.answer import answer, chunk_out, failed
+from ragls.query.answer import UNAVAILABLE, answer, chunk_out
 from ragls.query.context import ContextChunk, format_context
 from ragls.query.retrieval import Hit, QueryError, compile_globs
 from ragls.sharing.api import (
@@ -69,9 +70,15 @@ from ragls.text.path_kinds import is_test_path
 log = logging.getLogger(__name__)
 
 _G = TypeVar("_G", ReferencesResult, RelatedResult)  # a graph answer: warnings and error
+_T = TypeVar("_T")
 _SYMBOL_SCAN = 512  # definitions read per lookup before ranking; names are rarely that common
 _MAP_SEEDS = 20  # chunks retrieved for a repo map's question: their files are what it is about
 _MAP_SEED_FILES = 10  # ...the first files of them, weighted 1, 1/4, 1/9, ... by their order
+
+
+class Unavailable(Exception):
+    """This index cannot answer the question now (its store did not open, a lookup failed):
+    the method's answer says why (`call`)."""
 
 
 class LocalIndex(IndexApi):
@@ -93,7 +100,7 @@ class LocalIndex(IndexApi):
         # `after`: the previous index's `closed`, so a restart reopens the same index slot.
         self.indexer = Indexer(self.root, settings, on_change=on_change, store_wait=store_wait, after=after)
         # What queries read (store, embedder, cache, breaker, git history, seek): never the worker.
-        self.index = self.indexer.handle
+        self.handle = self.indexer.handle
         self.watcher: Watcher | None = None
         self.buffers = buffers if buffers is not None else Buffers()
         self._sent: dict[str, str] = {}  # the buffer text last given to the indexer, per file
@@ -112,7 +119,10 @@ class LocalIndex(IndexApi):
         }
 
     def call(self, method: Method, params: BaseModel, source: str = LOCAL) -> BaseModel:
-        return self._handlers[method](params, source)
+        try:
+            return self._handlers[method](params, source)
+        except Unavailable as exc:  # the one place an index's failure becomes an answer
+            return unanswered(method.result, str(exc))  # type: ignore[type-var]
 
     # -- lifecycle ---------------------------------------------------------------------------
     def start(self) -> None:
@@ -141,7 +151,7 @@ class LocalIndex(IndexApi):
     @property
     def ready(self) -> bool:
         """The store is open (or failed to open): questions are answered at once."""
-        return self.index.ready.is_set()
+        return self.handle.ready.is_set()
 
     @property
     def runs(self) -> int:
@@ -204,14 +214,14 @@ class LocalIndex(IndexApi):
                 self._sent[rel] = text
             self.indexer.set_buffer(rel, text)
 
-    def _usable(self, wait: float) -> str | None:
-        """None when the store can answer, else why not."""
-        idx = self.index
+    def _usable(self, wait: float) -> None:
+        """Return once the store can answer (waiting for it to open); Unavailable says why not.
+        A client process's question reaches here directly: the owner may still be opening."""
+        idx = self.handle
         if not idx.ready.is_set():
             idx.ready.wait(wait)
         if idx.store is None or idx.fatal:
-            return idx.fatal or "index is not available"
-        return None
+            raise Unavailable(idx.fatal or UNAVAILABLE)
 
     def _retrieve(self, p: BaseModel, _source: str, wait: float = 30.0) -> RetrieveResultOut:
         """Ranked chunks and the <rag_context> block (answer.answer: `error` when retrieval could
@@ -221,13 +231,12 @@ class LocalIndex(IndexApi):
             spec = compile_globs(p.paths) if p.paths else None
         except QueryError as exc:
             raise InvalidParams(str(exc)) from exc
-        if (why := self._usable(wait)) is not None:
-            return failed(why)
-        allowed = [path for path in self.index.files() if spec.match_file(path)] if spec is not None else None
+        self._usable(wait)
+        allowed = [path for path in self.handle.files() if spec.match_file(path)] if spec is not None else None
         rs = self.settings.retrieval
         top_k, max_chars = budget(p, rs)
         return answer(
-            self.index, rs, self.root, p.query, top_k, max_chars, allowed, p.languages, p.intent, self._tuned_ranker()
+            self.handle, rs, self.root, p.query, top_k, max_chars, allowed, p.languages, p.intent, self._tuned_ranker()
         )
 
     def _tuned_ranker(self) -> str | None:
@@ -246,18 +255,14 @@ class LocalIndex(IndexApi):
         `total`; `::` and `#` count as dots), exact matches first, then non-test files."""
         assert isinstance(p, SymbolParams)
         t0 = time.perf_counter()
-        empty = RetrieveResultOut(context="", chunks=[], took_ms=0.0)
-        if (why := self._usable(wait)) is not None:
-            empty.error = why
-            return empty
-        store = self.index.view()
+        self._usable(wait)
+        store = self.handle.view()
         wanted = re.sub(r"::|#", ".", p.name.strip()).strip(".")
-        self.index.seek([wanted])
+        self.handle.seek([wanted])
         try:
             stored = store.by_symbol([wanted.lower()], _SYMBOL_SCAN)
         except Exception as exc:
-            empty.error = f"symbol lookup failed: {exc}"
-            return empty
+            raise Unavailable(f"symbol lookup failed: {exc}") from exc
         hits: list[tuple[tuple[int, int, str, int], Hit]] = []
         for s in stored:
             pl = s.payload
@@ -299,58 +304,50 @@ class LocalIndex(IndexApi):
             return [f"the index is still being built ({waiting} files waiting): results may be incomplete"]
         return []
 
-    def _graph_answer(self, wait: float, symbol: str | None, ask: Callable[[Graph], _G], empty: _G) -> _G:
+    def _graph_answer(self, wait: float, symbol: str | None, ask: Callable[[Graph], _G]) -> _G:
         """One graph question once the index is usable: `ask` over the graph's rows, the
-        still-indexing warning first; `empty` with the reason when it cannot be asked."""
-        if (why := self._usable(wait)) is not None:
-            empty.error = why
-            return empty
+        still-indexing warning first."""
+        self._usable(wait)
         if symbol:
-            self.index.seek([split_symbol(symbol)[0]])  # files spelling the name go first in a running pass
-        try:
-            with self.index.graph.open() as g:
-                out = ask(g)
-        except (LookupError, sqlite3.Error) as exc:
-            empty.error = f"graph lookup failed: {exc}"
-            return empty
+            self.handle.seek([split_symbol(symbol)[0]])  # files spelling the name go first in a running pass
+        out = self._read_graph(ask)
         out.warnings[:0] = self._graph_warnings()
         return out
+
+    def _read_graph(self, ask: Callable[[Graph], _T]) -> _T:
+        try:
+            with self.handle.graph.open() as g:
+                return ask(g)
+        except (LookupError, sqlite3.Error) as exc:
+            raise Unavailable(f"graph lookup failed: {exc}") from exc
 
     def _references(self, p: BaseModel, _source: str, wait: float = 30.0) -> ReferencesResult:
         """The uses of a definition, resolved by name and import scope (graph/relations.py)."""
         assert isinstance(p, ReferencesParams)
         path = safe_rel(p.path) if p.path else None
-        return self._graph_answer(
-            wait, p.symbol, lambda g: g.references(p.symbol, path, p.limit), ReferencesResult(locations=[])
-        )
+        return self._graph_answer(wait, p.symbol, lambda g: g.references(p.symbol, path, p.limit))
 
     def _related(self, p: BaseModel, _source: str, wait: float = 30.0) -> RelatedResult:
         """A definition's (or a file's) definitions, callers, callees, imports and importers."""
         assert isinstance(p, RelatedParams)
         path = safe_rel(p.path) if p.path else None
         symbol = p.symbol.strip() if p.symbol else None
-        empty = RelatedResult(definition=[], callers=[], callees=[], imports=[], imported_by=[])
-        return self._graph_answer(wait, symbol, lambda g: g.related(symbol, path, p.limit), empty)
+        return self._graph_answer(wait, symbol, lambda g: g.related(symbol, path, p.limit))
 
     def _repo_map(self, p: BaseModel, _source: str, wait: float = 30.0) -> RepoMapResult:
         """The ranked outline (graph/repo_map.py), personalised towards the files that retrieval
         finds for `query`."""
         assert isinstance(p, RepoMapParams)
-        if (why := self._usable(wait)) is not None:
-            return RepoMapResult(text="", files=[], tokens=0, error=why)
+        self._usable(wait)
         seeds: dict[str, float] = {}
         warnings = self._graph_warnings()
         if p.query and p.query.strip():
-            found = answer(self.index, self.settings.retrieval, self.root, p.query, _MAP_SEEDS, 0)
+            found = answer(self.handle, self.settings.retrieval, self.root, p.query, _MAP_SEEDS, 0)
             files = list(dict.fromkeys(c.path for c in found.chunks))[:_MAP_SEED_FILES]
             # Squared: in a small project the chunks asked for cover most files, and only the
             # first few are what the question is about.
             seeds = {path: 1.0 / (i + 1) ** 2 for i, path in enumerate(files)}
             warnings += found.warnings + ([found.error] if found.error else [])
-        try:
-            with self.index.graph.open() as g:
-                files = repo_map(g.reader, g.resolver.paths, seeds, p.query, p.max_tokens)
-        except (LookupError, sqlite3.Error) as exc:
-            return RepoMapResult(text="", files=[], tokens=0, error=f"graph lookup failed: {exc}")
+        files = self._read_graph(lambda g: repo_map(g.reader, g.resolver.paths, seeds, p.query, p.max_tokens))
         text = outline.render(files)
         return RepoMapResult(text=text, files=files, tokens=outline.tokens(text), warnings=warnings)

@@ -1,20 +1,15 @@
 """The workspace's folders (multi-root): their names, which of them are nested in another, and
 which folder's index answers for a folder, a file or a `paths` glob (docs/protocol.md,
-"Workspace folders"). Each indexed folder keeps its own settings and `SharedIndex`, with the same
-identity as when the folder is opened alone; `WorkspaceFolders` (workspace/open_folders.py) opens and
-closes them for every front end."""
+"Workspace folders"). Each indexed folder (workspace/folder.py) keeps its own settings and index,
+with the same identity as when the folder is opened alone; `WorkspaceFolders`
+(workspace/open_folders.py) opens and closes them for every front end."""
 
 from __future__ import annotations
 
-import asyncio
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
 from urllib.parse import unquote, urlparse
 
-if TYPE_CHECKING:  # both load after `initialize` is answered (the server's start-up)
-    from ragls.config import Settings
-    from ragls.sharing.shared_index import SharedIndex
+from ragls.workspace.folder import Folder
 
 
 class UnknownFolder(ValueError):
@@ -26,35 +21,6 @@ def uri_to_path(uri: str) -> Path | None:
     if parsed.scheme != "file":
         return None
     return Path(unquote(parsed.path))
-
-
-@dataclass(eq=False)
-class Folder:
-    name: str  # the client's name for it (else the directory's), unique in the workspace
-    uri: str  # as the client sent it, so clients can match it
-    path: Path  # resolved
-    nested_in: str | None = None  # the folder that contains and indexes it
-    # Run-time state, owned by WorkspaceFolders: this folder's settings layers and its index.
-    _settings: Settings | None = field(default=None, repr=False)
-    settings_error: str | None = None
-    warnings: list[str] = field(default_factory=list)
-    index: SharedIndex | None = None
-    ready: asyncio.Event = field(default_factory=asyncio.Event)  # set once its store is open
-    removed: bool = False
-    opening: bool = False  # its index is being opened (start-up and a folder change may overlap)
-
-    @property
-    def settings(self) -> Settings:
-        """The folder's merged settings; the defaults until the server has resolved its layers."""
-        if self._settings is None:
-            from ragls.config import Settings
-
-            self._settings = Settings()
-        return self._settings
-
-    @settings.setter
-    def settings(self, value: Settings) -> None:
-        self._settings = value
 
 
 class Folders:

@@ -20,13 +20,13 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import Callable
 from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ragls.system.foreground import FOREGROUND
-from ragls.workspace.folders import Folder, UnknownFolder
+from ragls.workspace.folder import Folder
+from ragls.workspace.folders import UnknownFolder
 from ragls.workspace.open_folders import WorkspaceFolders
 
 if TYPE_CHECKING:
@@ -44,6 +44,7 @@ if TYPE_CHECKING:
         StatusEnvelope,
         SymbolParams,
     )
+    from ragls.sharing.api import Method
     from ragls.workspace.feedback_desk import FeedbackDesk
 
 log = logging.getLogger("ragls")
@@ -51,40 +52,15 @@ log = logging.getLogger("ragls")
 NOTHING_YET = "indexing has just started: nothing in this workspace is searchable yet (rag/indexStatus shows it)"
 
 
-def _why(why: str) -> dict[str, Any]:
-    """An empty graph answer's reason: the nothing-yet notice is a warning, the rest an error."""
-    return {"warnings": [why]} if why == NOTHING_YET else {"error": why}
-
-
 class WorkspaceIndex(WorkspaceFolders):
     """The workspace's folders (WorkspaceFolders) and the index API over all of them."""
 
     # -- the index API over the workspace ----------------------------------------------------
-    async def folder_status(self, f: Folder) -> StatusEnvelope:
-        """A folder's status (this process's index, or the owner's) and its count of index runs."""
-        from ragls.protocol import StatusEnvelope
-        from ragls.status import starting_status
-
-        if f.index is None:
-            why = f.settings_error or (None if f.path.is_dir() else f"{f.path} is not a folder")
-            st = starting_status(f.path, f.settings, why)
-            st.warnings = list(f.warnings)
-            return StatusEnvelope(status=st, runs=0)
-        try:
-            env = await asyncio.to_thread(f.index.status)
-        except Exception as exc:  # the owner vanished and no successor answered yet, or hangs
-            return StatusEnvelope(status=starting_status(f.path, f.settings, f"index unavailable: {exc}"), runs=0)
-        st = env.status
-        if st.message is None and f.settings_error:
-            st.message = f.settings_error
-        if not st.warnings:
-            st.warnings = list(f.warnings)
-        return env
-
-    async def status(self, foreground: bool = True) -> StatusEnvelope:
+    async def status(self, foreground: bool = True, at_rest: bool = False) -> StatusEnvelope:
         """The workspace's status (totals and one entry per folder) and the count of index runs.
         `foreground`: a question, answered before the indexer's next store write (system/foreground.py);
-        not the progress reporter's polls."""
+        not the progress reporter's polls. `at_rest`: folders not opened here answer with their
+        owner's status or the index on disk (`ragls status`; Folder.status)."""
         from ragls.protocol import FolderStatus, IndexStatus, StatusEnvelope
         from ragls.status import folder_entry, starting_status, workspace_status
 
@@ -94,7 +70,7 @@ class WorkspaceIndex(WorkspaceFolders):
             # The folders as they are now: a folder change (MCP roots, the LSP's) may land meanwhile.
             folders = [(f, f.nested_in) for f in self.folders.items]
             indexed = [f for f, nested_in in folders if nested_in is None]
-            results = await asyncio.gather(*(self.folder_status(f) for f in indexed))
+            results = await asyncio.gather(*(f.status(at_rest) for f in indexed))
         own = {f.name: env.status for f, env in zip(indexed, results, strict=True)}
         parts: list[tuple[FolderStatus, IndexStatus | None]] = []
         for f, nested_in in folders:
@@ -130,24 +106,24 @@ class WorkspaceIndex(WorkspaceFolders):
         return self._remember(res, "rag/retrieve", p.query, [(f, p, g) for f, g in plan])
 
     async def _retrieve(self, p: RetrieveParams, plan: list[tuple[Folder, list[str] | None]]) -> RetrieveResultOut:
-        from ragls.protocol import RetrieveResultOut
+        from ragls.protocol import RetrieveResultOut, unanswered
 
         with FOREGROUND.request():
             # As the workspace is now: a folder change may land while this waits.
             empty, multi, rs = not self.folders.items, self.folders.multi, self.settings.retrieval
             if (early := await self._before_start(plan)) is not None:
                 return early
-            await self._loaded("ragls.query.answer")
-            from ragls.query.answer import failed, fuse
+            await self._loaded("ragls.query.answer", "ragls.sharing.api")
+            from ragls.query.answer import fuse
+            from ragls.sharing.api import RETRIEVE, budget
 
             if empty:
-                return failed(self.settings_error or "no workspace folder to search")
+                return unanswered(RetrieveResultOut, self.settings_error or "no workspace folder to search")
             if not plan:
                 return RetrieveResultOut(context="", chunks=[], took_ms=0.0)
             if not multi:
                 ((f, _globs),) = plan
-                return await self._ask(f, "retrieve", p)
-            from ragls.sharing.api import budget
+                return await self._ask(f, RETRIEVE, p)
 
             top_k, max_chars = budget(p, rs)
             # Each folder is asked for the whole topK; the context is built again after fusion,
@@ -156,7 +132,7 @@ class WorkspaceIndex(WorkspaceFolders):
                 *(
                     self._ask(
                         f,
-                        "retrieve",
+                        RETRIEVE,
                         p.model_copy(update={"paths": g, "folders": None, "top_k": top_k, "max_chars": max_chars}),
                     )
                     for f, g in plan
@@ -172,18 +148,21 @@ class WorkspaceIndex(WorkspaceFolders):
         return self._remember(res, "rag/findSymbol", p.name, [(f, p, None) for f in self.folders.indexed])
 
     async def _find_symbol(self, p: SymbolParams) -> RetrieveResultOut:
+        from ragls.protocol import RetrieveResultOut, unanswered
+
         with FOREGROUND.request():
             folders = self.folders.indexed
             if (early := await self._before_start([(f, None) for f in folders])) is not None:
                 return early
-            await self._loaded("ragls.query.answer")
-            from ragls.query.answer import failed, fuse
+            await self._loaded("ragls.query.answer", "ragls.sharing.api")
+            from ragls.query.answer import fuse
+            from ragls.sharing.api import FIND_SYMBOL
 
             if not folders:
-                return failed(self.settings_error or "no workspace folder to search")
+                return unanswered(RetrieveResultOut, self.settings_error or "no workspace folder to search")
             if len(folders) == 1:
-                return await self._ask(folders[0], "find_symbol", p)
-            answers = await asyncio.gather(*(self._ask(f, "find_symbol", p) for f in folders))
+                return await self._ask(folders[0], FIND_SYMBOL, p)
+            answers = await asyncio.gather(*(self._ask(f, FIND_SYMBOL, p) for f in folders))
             parts = [(f.name, f.uri, res) for f, res in zip(folders, answers, strict=True)]
             return fuse(parts, p.name, p.top_k, p.max_chars)
 
@@ -208,25 +187,23 @@ class WorkspaceIndex(WorkspaceFolders):
         for the first time (until its first files are stored nothing can be found, so waiting
         for the new index to open would only delay the same empty answer); else wait for the
         start (the front end is still reading the client's settings) rather than answer empty."""
-        if not plan or all(f.index is not None for f, _ in plan) or self.started.is_set():
+        if not plan or all(f.shared is not None for f, _ in plan) or self.started.is_set():
             return None
         await self._loaded("ragls.protocol", "ragls.store")
-        from ragls.protocol import RetrieveResultOut
+        from ragls.protocol import RetrieveResultOut, unanswered
         from ragls.store import never_indexed
 
         folders = [f for f, _ in plan]
         new = await asyncio.to_thread(lambda: all(never_indexed(f.path, f.settings) for f in folders))
         if new and not any(f.settings_error for f in folders):
-            return RetrieveResultOut(context="", chunks=[], took_ms=0.0, warnings=[NOTHING_YET])
+            return unanswered(RetrieveResultOut, NOTHING_YET, notice=True)
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(self.started.wait(), 10)
         return None
 
-    async def _ask(self, f: Folder, verb: str, p: Any) -> RetrieveResultOut:
+    async def _ask(self, f: Folder, method: Method, p: Any) -> RetrieveResultOut:
         """One folder's answer (`retrieve` or `find_symbol`), its chunks labelled with the folder."""
-        from ragls.query.answer import failed
-
-        res: RetrieveResultOut = await self._call(f, verb, p, failed, "retrieval")
+        res: RetrieveResultOut = await f.ask(method, p, "retrieval")
         for c in res.chunks:  # the client's name for the folder
             c.folder, c.folder_uri = f.name, f.uri
         return res
@@ -235,14 +212,11 @@ class WorkspaceIndex(WorkspaceFolders):
     async def references(self, p: ReferencesParams) -> ReferencesResult:
         """The uses of a definition in every folder asked (folders.route), in workspace order;
         several folders' are joined and cut to `limit`. Raises InvalidParams for a bad path."""
-        from ragls.protocol import ReferencesResult
+        from ragls.sharing.api import REFERENCES
 
-        def failed(why: str) -> ReferencesResult:
-            return ReferencesResult(locations=[], **_why(why))
-
-        answers = await self._graph(p.path, "references", p, failed)
+        answers = await self._graph(p.path, REFERENCES, p)
         if not isinstance(answers, list):
-            return answers
+            return answers  # type: ignore[no-any-return]
         from ragls.graph import merge
 
         return merge.references(answers, p.limit, self.folders.multi)
@@ -250,67 +224,42 @@ class WorkspaceIndex(WorkspaceFolders):
     async def related(self, p: RelatedParams) -> RelatedResult:
         """A definition's (or file's) neighbours in every folder asked, each list joined in
         workspace order (a folder resolves names within itself) and cut to `limit`."""
-        from ragls.protocol import RelatedResult
+        from ragls.sharing.api import RELATED
 
-        def failed(why: str) -> RelatedResult:
-            return RelatedResult(definition=[], callers=[], callees=[], imports=[], imported_by=[], **_why(why))
-
-        answers = await self._graph(p.path, "related", p, failed)
+        answers = await self._graph(p.path, RELATED, p)
         if not isinstance(answers, list):
-            return answers
+            return answers  # type: ignore[no-any-return]
         from ragls.graph import merge
 
         return merge.related(answers, p.limit, self.folders.multi)
 
     async def repo_map(self, p: RepoMapParams) -> RepoMapResult:
         """Each folder's map for the whole budget, merged (graph/merge.py)."""
-        from ragls.protocol import RepoMapResult
+        from ragls.sharing.api import REPO_MAP
 
-        def failed(why: str) -> RepoMapResult:
-            return RepoMapResult(text="", files=[], tokens=0, **_why(why))
-
-        answers = await self._graph(None, "repo_map", p, failed)
+        answers = await self._graph(None, REPO_MAP, p)
         if not isinstance(answers, list):
-            return answers
+            return answers  # type: ignore[no-any-return]
         from ragls.graph import merge
 
         return merge.repo_map(answers, p.max_tokens, self.folders.multi)
 
-    async def _graph(self, path: str | None, verb: str, p: Any, failed: Callable[[str], Any]) -> Any:
+    async def _graph(self, path: str | None, method: Method, p: Any) -> Any:
         """Each routed folder's answer to a graph question, as (folder, result) pairs; or one
-        result from `failed` when nothing can be asked (no folder, nothing indexed yet)."""
+        unanswered result when nothing can be asked (no folder, nothing indexed yet: a notice)."""
+        from ragls.protocol import unanswered
+
         with FOREGROUND.request():
             plan = self.folders.route(path)
             if not plan:
-                return failed(self.settings_error or "no workspace folder to search")
-            if (early := await self._before_start([(f, None) for f, _ in plan])) is not None:
-                return failed(early.warnings[0] if early.warnings else early.error or NOTHING_YET)
-            await self._loaded("ragls.protocol", "ragls.sharing.api")
+                return unanswered(method.result, self.settings_error or "no workspace folder to search")  # type: ignore[type-var]
+            if await self._before_start([(f, None) for f, _ in plan]) is not None:
+                return unanswered(method.result, NOTHING_YET, notice=True)  # type: ignore[type-var]
             asked = [
                 (f, p.model_copy(update={"path": rel}) if "path" in type(p).model_fields else p) for f, rel in plan
             ]
-            answers = await asyncio.gather(*(self._call(f, verb, q, failed) for f, q in asked))
+            answers = await asyncio.gather(*(f.ask(method, q) for f, q in asked))
             return [(f, res) for (f, _), res in zip(asked, answers, strict=True)]
-
-    async def _call(self, f: Folder, verb: str, p: Any, failed: Callable[[str], Any], what: str | None = None) -> Any:
-        """One folder's answer to `verb`, once an index still opening is ready (30 s at most); a
-        failure is an answer that says so (`failed`: the owner can vanish mid-request)."""
-        from ragls.sharing.api import InvalidParams
-
-        index = f.index
-        if index is None:
-            return failed(f.settings_error or self.settings_error or "indexing has not started")
-        if index.opening:
-            # Wait on the event loop, not in a pool thread: early requests cannot starve the pool.
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(f.ready.wait(), 30)
-        try:
-            return await asyncio.to_thread(getattr(index, verb), p)
-        except InvalidParams:
-            raise
-        except Exception as exc:
-            log.error("%s failed in %s: %s", verb, f.path, exc)
-            return failed(f"{what or verb} failed: {exc}")
 
     async def reindex(self, full: bool = False) -> bool:
         """Re-scan every indexed folder (or rebuild); folders not open yet are opened, which
@@ -319,7 +268,7 @@ class WorkspaceIndex(WorkspaceFolders):
 
         if not any(f.path.is_dir() for f in self.folders.indexed):
             raise InvalidParams("no workspace folder to index")
-        indexes = [f.index for f in self.folders.indexed if f.index is not None]
+        indexes = [f.shared for f in self.folders.indexed if f.shared is not None]
         fresh = len(indexes) < len(self.folders.indexed)
         if fresh:  # e.g. autoIndex off
             await self.start()
@@ -329,10 +278,10 @@ class WorkspaceIndex(WorkspaceFolders):
     def open_document(self, path: Path, text: str) -> None:
         """An editor buffer of a file in the workspace (non-blocking)."""
         found = self.folders.owner_of(path)
-        if found is not None and found[0].index is not None:
-            found[0].index.open_document(found[1], text)
+        if found is not None and found[0].shared is not None:
+            found[0].shared.open_document(found[1], text)
 
     def close_document(self, path: Path) -> None:
         found = self.folders.owner_of(path)
-        if found is not None and found[0].index is not None:
-            found[0].index.close_document(found[1])
+        if found is not None and found[0].shared is not None:
+            found[0].shared.close_document(found[1])

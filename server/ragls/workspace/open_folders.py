@@ -1,5 +1,5 @@
 """The workspace's folders at run time: each folder's settings (the client's layers over the user
-file and the folder's `.ragls.toml`) and its index (`SharedIndex`), opened, reloaded and closed
+file and the folder's `.ragls.toml`) and its index (workspace/folder.py), opened, reloaded and closed
 as the workspace changes. `WorkspaceIndex` (workspace/index.py) answers the index API over them;
 front ends use that one object."""
 
@@ -13,7 +13,8 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ragls.workspace.folders import Folder, Folders
+from ragls.workspace.folder import Folder
+from ragls.workspace.folders import Folders
 
 if TYPE_CHECKING:
     from ragls.config import Settings
@@ -93,8 +94,8 @@ class WorkspaceFolders:
             break
         else:
             f.settings_error = first_error
-        if f.index is not None:
-            f.index.settings_warnings = f.warnings
+        if f.shared is not None:
+            f.shared.settings_warnings = f.warnings
 
     def load_all_settings(self) -> None:
         self._shown_errors.clear()
@@ -109,57 +110,30 @@ class WorkspaceFolders:
             old = f.settings
             self.load_settings(f)
             keep = {"retrieval", "log_level"}
-            if old.model_dump(exclude=keep) != f.settings.model_dump(exclude=keep) and f.index is not None:
+            if old.model_dump(exclude=keep) != f.settings.model_dump(exclude=keep) and f.shared is not None:
                 log.info("settings changed: restarting the indexer of %s", f.path)
-                await asyncio.to_thread(f.index.restart, f.settings)
+                await asyncio.to_thread(f.shared.restart, f.settings)
 
     # -- opening and closing indexes ---------------------------------------------------------
     async def start(self) -> None:
         """Open the index of every indexed folder that has none yet (concurrently)."""
-        todo = [f for f in self.folders.indexed if f.index is None and f.path.is_dir()]
+        todo = [f for f in self.folders.indexed if f.shared is None and f.path.is_dir()]
         try:
             await asyncio.gather(*(self.open_folder(f) for f in todo))
         finally:
             self.started.set()
 
     async def open_folder(self, f: Folder) -> None:
-        if f.index is not None or f.opening:
+        if f.shared is not None or f.opening:
             return
         f.opening = True
         try:
-            await self._open_folder(f)
+            await f.open(self.changed, self._loaded)
         except Exception as exc:  # the folder answers with this error; the others go on
             log.exception("cannot open the index of %s", f.path)
             f.settings_error = f"cannot open the index of {f.path}: {exc}"
         finally:
             f.opening = False
-
-    async def _open_folder(self, f: Folder) -> None:
-        # Imported off the event loop (requests keep being answered), usually already loaded.
-        await self._loaded("ragls.sharing.shared_index", "ragls.private")
-        from ragls.private import secure_cache
-        from ragls.sharing.shared_index import SharedIndex
-
-        loop = asyncio.get_running_loop()
-        f.ready = ready = asyncio.Event()
-        changed = self.changed
-
-        def on_change() -> None:
-            loop.call_soon_threadsafe(changed.set)
-            if not index.opening:
-                loop.call_soon_threadsafe(ready.set)
-
-        # A cache left readable by others (an older ragls, made by hand) is closed up first;
-        # the warning stays in this folder's status.
-        if fixed := await asyncio.to_thread(secure_cache, f.settings, f.path):
-            f.warnings = [*f.warnings, *fixed]
-        index = SharedIndex(f.path, f.settings, on_change, settings_error=f.settings_error, warnings=f.warnings)
-        await asyncio.to_thread(index.open)  # owner at once, or a client of the folder's owner
-        if f.removed or f.nested_in is not None:  # removed (or covered) while it was opening
-            await asyncio.to_thread(index.close)
-            return
-        f.index = index
-        changed.set()
 
     def open_in_background(self, f: Folder) -> None:
         task = asyncio.get_running_loop().create_task(self.open_folder(f))
@@ -168,17 +142,15 @@ class WorkspaceFolders:
 
     async def close_folder(self, f: Folder, timeout: float = 1.5) -> None:
         """Stop searching a folder; its index stays on disk for the next time it is opened."""
-        index, f.index = f.index, None
-        if index is not None:
-            await asyncio.to_thread(index.close, timeout)
+        if (shared := f.detach()) is not None:
+            await asyncio.to_thread(shared.close, timeout)
         self.changed.set()
 
     def close(self, timeout: float = 1.5) -> None:
         """Close every folder's index (blocking)."""
         for f in self.folders.items:
-            index, f.index = f.index, None
-            if index is not None:
-                index.close(timeout)
+            if (shared := f.detach()) is not None:
+                shared.close(timeout)
 
     async def change_folders(self, added: list[tuple[str, str | None]], removed: list[str]) -> list[Folder]:
         """Removed folders are no longer searched (their index is closed, kept on disk); added
@@ -191,17 +163,17 @@ class WorkspaceFolders:
         self.settings_error = None if self.folders.items else NO_FOLDER
         for f in new:
             self.load_settings(f)
-        covered = [f for f in self.folders.items if f.nested_in is not None and f.index is not None]
+        covered = [f for f in self.folders.items if f.nested_in is not None and f.shared is not None]
         await asyncio.gather(*(self.close_folder(f) for f in [*gone, *covered]))
         if not self.started.is_set():
             return new  # still starting up: `start` opens every folder then
-        if not self.settings.indexing.auto_index and not any(f.index for f in self.folders.items):
+        if not self.settings.indexing.auto_index and not any(f.shared for f in self.folders.items):
             return new
         for f in self.folders.indexed:  # added, or uncovered by a removal (`before` was nested)
-            if f.index is None and f.path.is_dir() and (f in new or before.get(f.name) is not None):
+            if f.shared is None and f.path.is_dir() and (f in new or before.get(f.name) is not None):
                 self.open_in_background(f)
         return new
 
     def roles(self) -> list[str]:
         """How each indexed folder's index is served: owner, client or private."""
-        return [f.index.role or "" for f in self.folders.indexed if f.index is not None]
+        return [f.role or "" for f in self.folders.indexed if f.shared is not None]

@@ -131,9 +131,9 @@ def _ask(
     allowed = None
     if s.paths:
         spec = compile_globs(s.paths)
-        allowed = [p for p in local.index.files() if spec.match_file(p)]
+        allowed = [p for p in local.handle.files() if spec.match_file(p)]
     rs = local.settings.retrieval.model_copy(update={"mode": s.mode})
-    res = answer(local.index, rs, local.root, r.query, TOP, 0, allowed, s.languages, s.intent, ranker, rows)
+    res = answer(local.handle, rs, local.root, r.query, TOP, 0, allowed, s.languages, s.intent, ranker, rows)
     if res.error:
         raise ValueError(res.error)
     chunks: list[StoredChunk] = shown_chunks(res)[:TOP]
@@ -279,7 +279,7 @@ def cmd_tune(a: argparse.Namespace) -> int:
             return few
         ws = await _open([root], a.quiet)
         try:
-            shared = ws.folders.indexed[0].index
+            shared = ws.folders.indexed[0].shared
             local = shared.local if shared is not None else None
             if local is None:
                 # The trace needs the index in this process; another one (an editor, an agent's

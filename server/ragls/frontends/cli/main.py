@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ragls import __version__
+from ragls.frontends.cli.workspace_open import exit_on_settings_error
 from ragls.frontends.cli.workspace_open import indexed as _indexed
 from ragls.frontends.cli.workspace_open import open_workspace as _open
 from ragls.frontends.cli.workspace_open import root_dir as _root
@@ -58,7 +59,7 @@ def cmd_index(a: argparse.Namespace) -> int:
         """The status, and who served the folders (owner, client, private)."""
         ws = await _open(roots, a.quiet)
         try:
-            clients = [f.index for f in ws.folders.indexed if f.index is not None and f.index.role == "client"]
+            clients = [f.shared for f in ws.folders.indexed if f.shared is not None and f.role == "client"]
             if clients:  # the owner was already up: make it re-scan now, as a standalone run would
                 await asyncio.gather(*(asyncio.to_thread(index.reindex, False) for index in clients))
                 await asyncio.sleep(0.3)
@@ -133,74 +134,25 @@ def _model_identity(settings: Settings) -> tuple[str, int]:
 
 
 def cmd_status(a: argparse.Namespace) -> int:
-    """The rag/indexStatus shape, read from the index on disk without indexing (no server runs:
-    `message` says so; a folder never indexed exits 1)."""
-    from collections import Counter
+    """The rag/indexStatus of a workspace of these folders, without indexing: each folder's
+    live status from the ragls process that owns it, else read from its index on disk (`message`
+    says so). Exit 1 when a folder was never indexed."""
+    from ragls.workspace.at_rest import indexed_here
+    from ragls.workspace.index import WorkspaceIndex
 
-    from ragls.protocol import EmbedderInfo, Progress, StoreInfo
-    from ragls.status import build_status
-    from ragls.store import manifest_path
-    from ragls.store.manifest import DELETING, DENSE, FAILED, LEXICAL, Manifest
+    async def run() -> tuple[IndexStatus, bool]:
+        ws = WorkspaceIndex(on_settings_error=exit_on_settings_error)
+        for root in _roots(a.paths):
+            ws.add_path(root)
+        ws.folders.renest()
+        ws.load_all_settings()
+        st = (await ws.status(foreground=False, at_rest=True)).status
+        missing = await asyncio.to_thread(lambda: any(not indexed_here(f.path, f.settings) for f in ws.folders.indexed))
+        return st, missing
 
-    root = _root(a.path)
-    resolved = _resolve(root)
-    settings = resolved.settings
-    live = _live_status(root, settings)
-    if live is not None:  # a ragls process owns the folder: its view is the current one
-        _print_json(live)
-        return 0
-    model_id, dim = _model_identity(settings)
-    path = manifest_path(root, settings, model_id, dim)
-    st = build_status(root, settings, warnings=resolved.warnings)
-    st.embedder = EmbedderInfo(provider=settings.embedder.provider, model=model_id, dimension=dim)
-    st.store = StoreInfo(kind=st.store.kind, location=str(path.parent))
-    if not path.exists():
-        st.message = f"{root} is not indexed yet (ragls index indexes it)"
-        _print_json(st)
-        return 1
-    m = Manifest(path)
-    try:
-        recs = [r for r in m.all().values() if r.status != DELETING]
-    finally:
-        m.close()
-    n = Counter(r.status for r in recs)
-    searchable = len(recs) - n[FAILED]
-    complete = not n[LEXICAL]
-    st = st.model_copy(
-        update={
-            "state": "ready" if complete else "indexing",
-            "phase": "idle" if complete else "dense",
-            "files_total": len(recs),
-            "files_indexed": n[DENSE],
-            "files_failed": n[FAILED],
-            "chunks": sum(len(r.chunk_ids) for r in recs),
-            "lexical": Progress(done=n[LEXICAL] + n[DENSE], total=searchable),
-            "dense": Progress(done=n[DENSE], total=searchable),
-            "message": "read from the index on disk; no server is running (ragls index brings it up to date)",
-        }
-    )
+    st, missing = asyncio.run(run())
     _print_json(st)
-    return 0
-
-
-def _live_status(root: Path, settings: Settings) -> IndexStatus | None:
-    """The owner's status when a ragls process owns the folder, without becoming its owner."""
-    from ragls.sharing.owner import OwnerLock, rendezvous
-    from ragls.sharing.owner_rpc import OwnerProxy
-
-    where = rendezvous(root, settings)
-    probe = OwnerLock(where.lock)
-    if probe.try_acquire():  # nobody owns it
-        probe.release()
-        return None
-    try:
-        proxy = OwnerProxy(where.socket)
-    except OSError:
-        return None
-    try:
-        return proxy.status().status
-    finally:
-        proxy.close()
+    return 1 if missing else 0
 
 
 @contextlib.contextmanager
@@ -402,7 +354,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     p.set_defaults(func=cmd_mcp)
     p = sub.add_parser("status", help="print the index status (as rag/indexStatus), without indexing")
-    p.add_argument("path")
+    p.add_argument("paths", nargs="+", metavar="PATH", help="the workspace's folders (one or several)")
     p.set_defaults(func=cmd_status)
     p = sub.add_parser("check", help="compare a folder's index with the files on disk")
     p.add_argument("path")

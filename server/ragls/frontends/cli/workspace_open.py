@@ -90,7 +90,7 @@ async def indexed(ws: WorkspaceIndex, quiet: bool) -> IndexStatus:
     # A fault that waits (full disk, paused provider) still leaves a searchable index; only an
     # index that could not open at all ends here.
     for f, entry in zip(ws.folders.items, s.folders, strict=True):
-        own = f.index is None or f.index.role != "client"
+        own = f.role != "client"
         if entry.nested_in is None and entry.state == "error" and entry.phase == "error" and own:
             await asyncio.to_thread(ws.close)
             raise SystemExit(f"ragls: {label(s.message or s.state)}")

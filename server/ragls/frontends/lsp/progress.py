@@ -58,7 +58,7 @@ async def report_status(ws: WorkspaceIndex, ls: LanguageServer) -> None:
             msg = progress_message(st)
             # A run that finished between two polls (everything cached) still gets its
             # begin/end pair, so clients always see indexing start and end.
-            runs = runs if any(f.index for f in ws.folders.items) else seen_runs
+            runs = runs if any(f.shared for f in ws.folders.items) else seen_runs
             folders = [f.name for f in ws.folders.indexed]
             # A removed folder takes its runs out of the sum: that is no run to report.
             missed = runs != seen_runs and not (folders != seen_folders and runs < seen_runs)

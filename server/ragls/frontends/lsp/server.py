@@ -117,7 +117,7 @@ class RaglsServer(LanguageServer):
         )
         # The workspace's folders, each with its own settings and index (owned here or by
         # another ragls process on the same folder): the index API of every rag/* handler.
-        self.index = WorkspaceIndex(on_settings_error=self.show_settings_error, loaded=modules_loaded)
+        self.ws = WorkspaceIndex(on_settings_error=self.show_settings_error, loaded=modules_loaded)
         self.init_options: dict[str, Any] = {}
         self.client_settings: dict[str, Any] = {}
         self._status_task: asyncio.Task[None] | None = None
@@ -155,7 +155,7 @@ class RaglsServer(LanguageServer):
 
     @property
     def folders(self) -> Folders:
-        return self.index.folders
+        return self.ws.folders
 
     def report_server_error(self, error: Exception, source: Any) -> None:
         # Unreadable input (malformed or absurdly deep JSON) gets a JSON-RPC parse error, not
@@ -166,7 +166,7 @@ class RaglsServer(LanguageServer):
     # -- lifecycle ---------------------------------------------------------------------------
     async def start_indexing(self) -> None:
         """Open every indexed folder's index, then report their progress."""
-        await self.index.start()
+        await self.ws.start()
         self.start_reporting()
 
     def start_reporting(self) -> None:
@@ -174,7 +174,7 @@ class RaglsServer(LanguageServer):
         if self._status_task is None:
             from ragls.frontends.lsp.progress import report_status
 
-            self._status_task = asyncio.get_running_loop().create_task(report_status(self.index, self))
+            self._status_task = asyncio.get_running_loop().create_task(report_status(self.ws, self))
 
     def show_settings_error(self, message: str) -> None:
         log.error("%s", message)
@@ -200,11 +200,11 @@ class RaglsServer(LanguageServer):
     def load_settings(self) -> None:
         """Every folder's settings from the client's layers (WorkspaceIndex.load_settings)."""
         self.set_layers()
-        self.index.load_all_settings()
-        logging.getLogger("ragls").setLevel(self.index.settings.log_level.upper())
+        self.ws.load_all_settings()
+        logging.getLogger("ragls").setLevel(self.ws.settings.log_level.upper())
 
     def set_layers(self) -> None:
-        self.index.layers = [
+        self.ws.layers = [
             ("initializationOptions", self.init_options),
             ("workspace/configuration", self.client_settings),
         ]
@@ -214,10 +214,10 @@ class RaglsServer(LanguageServer):
         """The `starting` status as plain JSON while the status models are still loading
         (frontends/lsp/early_status.py); None once they are loaded, or when the status has more to say than
         `starting` (an index, a settings error or warning, a folder that is not a folder)."""
-        if _status_loaded.is_set() or not self.folders.items or self.index.settings_error is not None:
+        if _status_loaded.is_set() or not self.folders.items or self.ws.settings_error is not None:
             return None
         if any(
-            f.index is not None or f.settings_error or f.warnings or not f.path.is_dir() for f in self.folders.indexed
+            f.shared is not None or f.settings_error or f.warnings or not f.path.is_dir() for f in self.folders.indexed
         ):
             return None
         from ragls.frontends.lsp.early_status import starting_status
@@ -229,7 +229,7 @@ class RaglsServer(LanguageServer):
         """The buffer reaches its folder's index once edits pause (indexing.openBufferDebounceMs)."""
         path = uri_to_path(uri)
         found = None if path is None else self.folders.owner_of(path)
-        if found is None or found[0].index is None:
+        if found is None or found[0].shared is None:
             return
         folder = found[0]
         if (t := self._doc_timers.pop(uri, None)) is not None:
@@ -242,7 +242,7 @@ class RaglsServer(LanguageServer):
             except Exception:  # closed in the meantime
                 return
             assert path is not None
-            self.index.open_document(path, text)
+            self.ws.open_document(path, text)
 
         delay = folder.settings.indexing.open_buffer_debounce_ms / 1000
         self._doc_timers[uri] = asyncio.get_running_loop().call_later(delay, push)
@@ -267,7 +267,7 @@ def on_initialize(ls: RaglsServer, params: types.InitializeParams) -> None:
 
 @server.feature(types.INITIALIZED)
 async def on_initialized(ls: RaglsServer, _params: types.InitializedParams) -> None:
-    ws = ls.index
+    ws = ls.ws
     if not any(f.path.is_dir() for f in ls.folders.items):
         ws.settings_error = NO_FOLDER
         log.error(ws.settings_error)
@@ -286,11 +286,11 @@ async def on_initialized(ls: RaglsServer, _params: types.InitializedParams) -> N
 async def on_folders(ls: RaglsServer, params: types.DidChangeWorkspaceFoldersParams) -> None:
     """Removed folders are no longer searched (their index is closed, kept on disk); added ones
     are indexed in the background; a folder that became nested (or no longer is) follows."""
-    ws = ls.index
+    ws = ls.ws
     await ws.change_folders([(wf.uri, wf.name) for wf in params.event.added], [wf.uri for wf in params.event.removed])
     if not ws.started.is_set() or ls._status_task is not None:
         return  # still starting up (it reports then), or reporting already
-    if ws.settings.indexing.auto_index or any(f.index for f in ls.folders.items):
+    if ws.settings.indexing.auto_index or any(f.shared for f in ls.folders.items):
         ls.start_reporting()
 
 
@@ -302,8 +302,8 @@ async def on_config(ls: RaglsServer, params: types.DidChangeConfigurationParams)
         pulled = raw.get("ragls", raw) if isinstance(raw, dict) else {}
     ls.client_settings = pulled
     ls.set_layers()
-    await ls.index.reload_settings()
-    logging.getLogger("ragls").setLevel(ls.index.settings.log_level.upper())
+    await ls.ws.reload_settings()
+    logging.getLogger("ragls").setLevel(ls.ws.settings.log_level.upper())
 
 
 @server.feature(types.TEXT_DOCUMENT_DID_OPEN)
@@ -322,14 +322,14 @@ def on_close(ls: RaglsServer, params: types.DidCloseTextDocumentParams) -> None:
     if (t := ls._doc_timers.pop(uri, None)) is not None:
         t.cancel()
     if (path := uri_to_path(uri)) is not None:
-        ls.index.close_document(path)
+        ls.ws.close_document(path)
 
 
 @server.feature(types.SHUTDOWN)
 async def on_shutdown(ls: RaglsServer, _params: None) -> None:
     # Editors give a server about 2 s to exit. An embedding batch can outlast that, so wait
     # briefly for a clean stop; otherwise the next start recovers as after a crash.
-    await asyncio.to_thread(ls.index.close, 0.5)
+    await asyncio.to_thread(ls.ws.close, 0.5)
 
 
 @server.feature(types.EXIT)
@@ -344,7 +344,7 @@ def on_exit(ls: RaglsServer, _params: None) -> None:
 async def rag_index_status(ls: RaglsServer, _params: Any) -> dict[str, Any]:
     if (early := ls.early_status()) is not None:
         return early
-    env = await ls.index.status()
+    env = await ls.ws.status()
     return env.status.model_dump(by_alias=True)
 
 
@@ -357,7 +357,7 @@ async def rag_reindex(ls: RaglsServer, params: Any) -> dict[str, Any]:
     p = parse(REINDEX, params)
     assert isinstance(p, ReindexParams)
     try:
-        started = await ls.index.reindex(p.full)
+        started = await ls.ws.reindex(p.full)
         ls.start_reporting()  # autoIndex off: the first run starts here
     except InvalidParams as exc:
         raise JsonRpcInvalidParams(str(exc)) from exc
@@ -376,7 +376,7 @@ async def rag_retrieve(ls: RaglsServer, params: Any) -> dict[str, Any]:
     p = parse(RETRIEVE, raw)
     assert isinstance(p, RetrieveParams)
     try:
-        out = await ls.index.retrieve(p)
+        out = await ls.ws.retrieve(p)
     except InvalidParams as exc:
         raise JsonRpcInvalidParams(str(exc)) from exc
     return out.model_dump(by_alias=True)
@@ -398,17 +398,17 @@ async def graph_request(name: str, params: Any, ask: Callable[[Any], Awaitable[A
 
 @server.feature("rag/references")
 async def rag_references(ls: RaglsServer, params: Any) -> dict[str, Any]:
-    return await graph_request("rag/references", params, ls.index.references)
+    return await graph_request("rag/references", params, ls.ws.references)
 
 
 @server.feature("rag/related")
 async def rag_related(ls: RaglsServer, params: Any) -> dict[str, Any]:
-    return await graph_request("rag/related", params, ls.index.related)
+    return await graph_request("rag/related", params, ls.ws.related)
 
 
 @server.feature("rag/repoMap")
 async def rag_repo_map(ls: RaglsServer, params: Any) -> dict[str, Any]:
-    return await graph_request("rag/repoMap", params, ls.index.repo_map)
+    return await graph_request("rag/repoMap", params, ls.ws.repo_map)
 
 
 @server.feature("rag/feedback")
@@ -419,7 +419,7 @@ async def rag_feedback(ls: RaglsServer, params: Any) -> dict[str, Any]:
 
     p = parse(FEEDBACK, params)
     try:
-        out = await ls.index.feedback(p)
+        out = await ls.ws.feedback(p)
     except InvalidParams as exc:
         raise JsonRpcInvalidParams(str(exc)) from exc
     return out.model_dump(by_alias=True)

@@ -96,7 +96,7 @@ class RaglsMcp:
     def __init__(self, default_roots: Path | list[Path]) -> None:
         roots = default_roots if isinstance(default_roots, list) else [default_roots]
         self.default_roots = [(r.resolve(), None) for r in roots]
-        self.index = WorkspaceIndex()
+        self.ws = WorkspaceIndex()
         self._opening: asyncio.Task[None] | None = None
         self._open_lock = asyncio.Lock()  # `initialized` and a roots change may race
         self.server: Server[Any] = Server(
@@ -130,7 +130,7 @@ class RaglsMcp:
 
     async def _open(self, roots: list[tuple[Path, str | None]]) -> None:
         """The workspace becomes these folders: the others close, new ones open."""
-        ws = self.index
+        ws = self.ws
         wanted = {p for p, _ in roots}
         first = not ws.folders.items
         gone = [f.uri for f in ws.folders.items if f.path not in wanted]
@@ -144,9 +144,7 @@ class RaglsMcp:
             await ws.start()
         else:
             await ws.change_folders(added, gone)
-        log.info(
-            "workspace: %s", ", ".join(f"{f.path} ({f.index.role if f.index else 'nested'})" for f in ws.folders.items)
-        )
+        log.info("workspace: %s", ", ".join(f"{f.path} ({f.role or 'nested'})" for f in ws.folders.items))
 
     def _start_opening(self, ctx: ServerRequestContext[Any] | None) -> None:
         async def run() -> None:
@@ -165,11 +163,11 @@ class RaglsMcp:
     async def _ready(self) -> WorkspaceIndex:
         if self._opening is None:  # a client that skipped `initialized`
             self._start_opening(None)
-        await asyncio.wait_for(self.index.started.wait(), 60)
-        return self.index
+        await asyncio.wait_for(self.ws.started.wait(), 60)
+        return self.ws
 
     def _role(self) -> str | None:
-        roles = set(self.index.roles())
+        roles = set(self.ws.roles())
         return roles.pop() if len(roles) == 1 else None
 
     # -- handlers ----------------------------------------------------------------------------
@@ -210,7 +208,7 @@ class RaglsMcp:
         """Report indexing progress to the caller (if it sent a progress token) until `done`."""
         deadline = time.monotonic() + limit
         while True:
-            st = (await self.index.status()).status
+            st = (await self.ws.status()).status
             if done(st) or st.state == "error" or time.monotonic() >= deadline:
                 return st
             await ctx.session.report_progress(min(progress_percentage(st), 99), 100, progress_detail(st))
@@ -245,7 +243,7 @@ class RaglsMcp:
             return tool_error(f"Search failed: {res.error}. Call index_status for details.")
         warnings = [*([res.error] if res.error else []), *res.warnings, *status_warnings(st)]
         out = FilesResult(
-            files=files_of(res.chunks, a.top_k, self.index.folders.multi), warnings=warnings, result_id=res.result_id
+            files=files_of(res.chunks, a.top_k, self.ws.folders.multi), warnings=warnings, result_id=res.result_id
         )
         return types.CallToolResult(
             content=[types.TextContent(type="text", text=files_text(a.change, out) + _rate_line(res.result_id))],
@@ -305,7 +303,7 @@ class RaglsMcp:
         if res.error:
             warnings.insert(0, res.error)  # could not run (e.g. not ready)
         out = CodeResult(chunks=res.chunks, context=res.context, warnings=warnings, result_id=res.result_id)
-        text = result_text(kind, subject, out, self.index.folders.multi) + _rate_line(res.result_id)
+        text = result_text(kind, subject, out, self.ws.folders.multi) + _rate_line(res.result_id)
         return types.CallToolResult(
             content=[types.TextContent(type="text", text=text)],
             structured_content=out.model_dump(by_alias=True),
@@ -353,7 +351,7 @@ class RaglsMcp:
             await self.server.run(read, write, self.server.create_initialization_options())
 
     async def close(self) -> None:
-        await asyncio.to_thread(self.index.close, 1.0)
+        await asyncio.to_thread(self.ws.close, 1.0)
 
 
 @contextlib.asynccontextmanager
