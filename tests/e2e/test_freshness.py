@@ -6,6 +6,7 @@ from __future__ import annotations
 import shutil
 import subprocess
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 from ragls.config import Settings
@@ -111,7 +112,7 @@ def test_ignored_paths_never_reach_the_indexer(tmp_path: Path) -> None:
 
     w = Watcher(ws, IgnoreRules(ws, settings), seen.append, 50)
     w.start()
-    time.sleep(0.4)
+    assert w.ready.wait(10)
     try:
         (ws / "out").mkdir()
         (ws / "out" / "x.py").write_text("x = 1\n")
@@ -126,3 +127,59 @@ def test_ignored_paths_never_reach_the_indexer(tmp_path: Path) -> None:
     changed = set().union(*seen) if seen else set()
     assert "kept.py" in changed
     assert not any(p.startswith(("out", "node_modules")) for p in changed), changed
+
+
+def _watch_processes() -> set[int]:
+    """This process's children that run the file watch (ingest/watch_process.py)."""
+    import os
+
+    out = set()
+    for task in os.listdir(f"/proc/{os.getpid()}/task"):
+        for pid in open(f"/proc/{os.getpid()}/task/{task}/children").read().split():
+            try:
+                if b"ragls.ingest.watch_process" in Path(f"/proc/{pid}/cmdline").read_bytes():
+                    out.add(int(pid))
+            except OSError:
+                pass
+    return out
+
+
+def _until(cond: Callable[[], bool], timeout: float = 10.0) -> bool:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if cond():
+            return True
+        time.sleep(0.05)
+    return cond()
+
+
+def test_the_watch_runs_in_its_own_process_and_comes_back_when_it_dies(tmp_path: Path) -> None:
+    """The watch's native setup holds the GIL, so it runs in a process of its own: the
+    server's requests never wait for it. Killed, it is started again, and the changes made
+    meanwhile are picked up by a scan (`on_restart`); stopped, the process is gone."""
+    import os
+    import signal
+
+    from ragls.ingest.discovery import IgnoreRules
+
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    seen: list[set[str]] = []
+    rescans: list[float] = []
+    w = Watcher(ws, IgnoreRules(ws, Settings()), seen.append, 50, on_restart=lambda: rescans.append(time.monotonic()))
+    before = _watch_processes()
+    w.start()
+    try:
+        assert w.ready.wait(10) and w.watching
+        (first,) = _watch_processes() - before
+        (ws / "a.py").write_text("a = 1\n")
+        assert _until(lambda: any("a.py" in b for b in seen)), seen
+        os.kill(first, signal.SIGKILL)
+        assert _until(lambda: bool(rescans) and w.watching), (rescans, w.problem)
+        (second,) = _watch_processes() - before
+        assert second != first
+        (ws / "b.py").write_text("b = 1\n")
+        assert _until(lambda: any("b.py" in b for b in seen)), seen
+    finally:
+        w.stop()
+    assert _until(lambda: not (_watch_processes() - before)), "the watch process outlived its watcher"

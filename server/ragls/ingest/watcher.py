@@ -1,14 +1,21 @@
-"""Watch the workspace with watchfiles; hand debounced, coalesced, ignore-filtered batches
-of changed paths to a callback. Falls back to polling when inotify runs out of watches."""
+"""Watch the workspace with watchfiles, in a process of its own (ingest/watch_process.py: its
+native setup holds the GIL); hand debounced, coalesced, ignore-filtered batches of changed paths
+to a callback. Falls back to polling when inotify runs out of watches."""
 
 from __future__ import annotations
 
+import contextlib
+import json
 import logging
 import os
+import selectors
+import subprocess
+import sys
 import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import watchfiles
 
@@ -20,7 +27,7 @@ _RULE_FILES = (".gitignore", ".ragignore")
 
 
 class _Until:
-    """The stop event watchfiles polls (every `step` ms): set on stop, on a restart request,
+    """When a watch ends (checked every 50 ms while its process is read): on stop, on a restart request,
     or when the root directory was replaced (the old watch would be deaf from then on)."""
 
     def __init__(self, watcher: Watcher) -> None:
@@ -66,6 +73,7 @@ class Watcher:
         self.debounce_ms = max(debounce_ms, 1)
         self._stop = threading.Event()
         self._restart = threading.Event()
+        self.ready = threading.Event()  # the current watch sees changes (its watches are set up)
         self._thread: threading.Thread | None = None
         self._ino: int | None = None
         self.polling = False
@@ -75,7 +83,7 @@ class Watcher:
     @property
     def watching(self) -> bool:
         alive = self._thread is not None and self._thread.is_alive()
-        return alive and self.problem is None and not self._restart.is_set()
+        return alive and self.ready.is_set() and self.problem is None and not self._restart.is_set()
 
     def _rel(self, path: str) -> str | None:
         try:
@@ -115,6 +123,7 @@ class Watcher:
         failures: list[float] = []
         while not self._stop.is_set():
             self._restart.clear()
+            self.ready.clear()
             self._ino = _inode(self.root)
             if self._ino is None:
                 self.problem = f"the workspace folder {self.root} is missing"
@@ -142,17 +151,60 @@ class Watcher:
             self.on_restart()
 
     def _watch(self, force_polling: bool) -> None:
-        for changes in watchfiles.watch(
-            self.root,
-            watch_filter=self._keep,
-            debounce=self.debounce_ms,
-            step=50,
-            stop_event=_Until(self),
-            force_polling=force_polling,
-            poll_delay_ms=500,
-            raise_interrupt=False,
-            ignore_permission_denied=True,
-        ):
-            rels = {r for _, p in changes if (r := self._rel(p))}
-            if rels:
-                self.on_changes(rels)
+        """One watch, in its own process (ingest/watch_process.py), until stopped, restarted or
+        failed; its batches are filtered here by the ignore rules."""
+        child = subprocess.Popen(
+            [sys.executable, "-m", "ragls.ingest.watch_process"],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            start_new_session=True,  # an editor's Ctrl-C to the server's group is the server's to handle
+        )
+        assert child.stdin is not None and child.stdout is not None
+        try:
+            config = {"root": str(self.root), "debounce_ms": self.debounce_ms, "force_polling": force_polling}
+            child.stdin.write(json.dumps(config).encode() + b"\n")
+            child.stdin.flush()
+            self._read(child)
+        finally:
+            _end(child)
+
+    def _read(self, child: subprocess.Popen[bytes]) -> None:
+        assert child.stdout is not None
+        fd = child.stdout.fileno()
+        until = _Until(self)
+        pending = b""
+        with selectors.DefaultSelector() as sel:
+            sel.register(fd, selectors.EVENT_READ)
+            while not until.is_set():
+                if not sel.select(timeout=0.05):
+                    continue
+                data = os.read(fd, 1 << 16)
+                if not data:
+                    raise RuntimeError(f"the file watcher process exited ({child.wait()})")
+                *lines, pending = (pending + data).split(b"\n")
+                for line in lines:
+                    self._batch(json.loads(line))
+
+    def _batch(self, message: dict[str, Any]) -> None:
+        if "error" in message:
+            raise (OSError if message.get("os_error") else RuntimeError)(message["error"])
+        if message.get("ready"):
+            self.ready.set()
+        kept = [path for change, path in message.get("changes", []) if self._keep(watchfiles.Change(change), path)]
+        rels = {r for p in kept if (r := self._rel(p))}
+        if rels:
+            self.on_changes(rels)
+
+
+def _end(child: subprocess.Popen[bytes]) -> None:
+    """Close the watch process's input (it stops), then make sure it is gone."""
+    with contextlib.suppress(OSError):
+        if child.stdin is not None:
+            child.stdin.close()
+    try:
+        child.wait(1.0)
+    except subprocess.TimeoutExpired:
+        child.kill()
+        child.wait()
+    if child.stdout is not None:
+        child.stdout.close()
