@@ -369,6 +369,10 @@ async def cold_index(
     res["slowest_requests"] = [
         {"ms": round(ms, 1), "at_s": round(at, 2), "request": kind} for ms, at, kind in sorted(slow, reverse=True)[:15]
     ]
+    # The status's own slowest: retrieves fill the list above.
+    res["slowest_status"] = [
+        {"ms": round(ms, 1), "at_s": round(at, 2)} for ms, at, kind in sorted(slow, reverse=True) if kind == "status"
+    ][:5]
     res["initialize_s"] = round(srv.t_init - srv.t_spawn, 3)
     res["server_workers"] = srv.workers_peak
     res["server_and_workers_mb"] = srv.together_peak

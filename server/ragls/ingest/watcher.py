@@ -69,6 +69,8 @@ class Watcher:
         self.root = root.resolve()
         self.rules = rules
         self.on_changes = on_changes
+        # Called once a restarted watch is set up: whatever changed while nobody watched is for
+        # a scan to pick up (a scan started earlier could miss what changed before then).
         self.on_restart = on_restart or (lambda: None)
         self.debounce_ms = max(debounce_ms, 1)
         self._stop = threading.Event()
@@ -145,10 +147,8 @@ class Watcher:
                 self._stop.wait(min(30.0, 0.5 * 2 ** len(failures)))
             if self._stop.is_set():
                 return
-            # Whatever changed while nobody watched is picked up by a scan.
-            self.restarts += 1
+            self.restarts += 1  # the next watch's readiness calls on_restart
             self.problem = None
-            self.on_restart()
 
     def _watch(self, force_polling: bool) -> None:
         """One watch, in its own process (ingest/watch_process.py), until stopped, restarted or
@@ -190,6 +190,8 @@ class Watcher:
             raise (OSError if message.get("os_error") else RuntimeError)(message["error"])
         if message.get("ready"):
             self.ready.set()
+            if self.restarts:
+                self.on_restart()
         kept = [path for change, path in message.get("changes", []) if self._keep(watchfiles.Change(change), path)]
         rels = {r for p in kept if (r := self._rel(p))}
         if rels:
