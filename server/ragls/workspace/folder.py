@@ -29,6 +29,7 @@ if TYPE_CHECKING:  # they load after `initialize` is answered (the server's star
 log = logging.getLogger("ragls")
 
 OPEN_WAIT = 30.0  # seconds a question waits for a folder's index to open its store
+NOTHING_YET = "indexing has just started: nothing in this workspace is searchable yet (rag/indexStatus shows it)"
 
 
 @dataclass(eq=False)
@@ -44,6 +45,7 @@ class Folder:
     ready: asyncio.Event = field(default_factory=asyncio.Event)  # set once its store is open
     removed: bool = False
     opening: bool = False  # its index is being opened (start-up and a folder change may overlap)
+    fresh: bool = False  # no index of it existed here when it was opened: nothing to find until its first files
 
     @property
     def settings(self) -> Settings:
@@ -68,22 +70,28 @@ class Folder:
         """Open its index (owner at once, or a client of the folder's owner); `changed` is set
         at every change of it. A folder removed (or covered) meanwhile closes it again."""
         # Imported off the event loop (requests keep being answered), usually already loaded.
-        await loaded("ragls.sharing.shared_index", "ragls.private")
+        await loaded("ragls.sharing.shared_index", "ragls.private", "ragls.store")
         from ragls.private import secure_cache
         from ragls.sharing.shared_index import SharedIndex
+        from ragls.store import never_indexed
 
         loop = asyncio.get_running_loop()
         self.ready = ready = asyncio.Event()
 
+        def opened() -> None:
+            ready.set()
+            self.fresh = False  # from now on a reopening (new settings) has its files
+
         def on_change() -> None:
             loop.call_soon_threadsafe(changed.set)
             if not shared.opening:
-                loop.call_soon_threadsafe(ready.set)
+                loop.call_soon_threadsafe(opened)
 
         # A cache left readable by others (an older ragls, made by hand) is closed up first;
         # the warning stays in this folder's status.
         if fixed := await asyncio.to_thread(secure_cache, self.settings, self.path):
             self.warnings = [*self.warnings, *fixed]
+        self.fresh = await asyncio.to_thread(never_indexed, self.path, self.settings)
         shared = SharedIndex(
             self.path, self.settings, on_change, settings_error=self.settings_error, warnings=self.warnings
         )
@@ -101,8 +109,8 @@ class Folder:
 
     # -- questions ----------------------------------------------------------------------------
     async def ask(self, method: Method, params: Any, what: str | None = None) -> Any:
-        """The folder's answer to `method`, once an index still opening is ready (30 s at most).
-        Anything that stops an answer (no index, the owner gone mid-request, a store failure)
+        """The folder's answer to `method`, once an index still opening is ready (30 s at most;
+        at once, empty with a notice, for an index made new by this opening). Anything that stops an answer (no index, the owner gone mid-request, a store failure)
         is an answer that says so; only the caller's mistakes (InvalidParams) raise."""
         from ragls.protocol import unanswered
         from ragls.sharing.api import InvalidParams
@@ -111,6 +119,10 @@ class Folder:
         if shared is None:
             return unanswered(method.result, self.settings_error or "indexing has not started")
         if shared.opening:
+            if self.fresh:
+                # A new index has nothing stored until its first files: waiting for it to open
+                # would only delay the same empty answer.
+                return unanswered(method.result, NOTHING_YET, notice=True)
             # Waited on the event loop, not in a pool thread: early requests cannot starve the pool.
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self.ready.wait(), OPEN_WAIT)

@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ragls.system.foreground import FOREGROUND
-from ragls.workspace.folder import Folder
+from ragls.workspace.folder import NOTHING_YET, Folder
 from ragls.workspace.folders import UnknownFolder
 from ragls.workspace.open_folders import WorkspaceFolders
 
@@ -48,8 +48,6 @@ if TYPE_CHECKING:
     from ragls.workspace.feedback_desk import FeedbackDesk
 
 log = logging.getLogger("ragls")
-
-NOTHING_YET = "indexing has just started: nothing in this workspace is searchable yet (rag/indexStatus shows it)"
 
 
 class WorkspaceIndex(WorkspaceFolders):
