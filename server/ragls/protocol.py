@@ -190,7 +190,7 @@ class IndexStatus(_Wire):
     message: str | None = None
     # Things the user should know that do not stop indexing (e.g. ignored workspace settings).
     warnings: list[str] = Field(default_factory=list)
-    # Whether file changes are being seen right now (false while the watcher is down or off).
+    # Whether file changes are being seen right now (false while the watcher starts, is down or is off).
     watching: bool = False
     # One entry per workspace folder, in workspace order; the fields above are their totals.
     folders: list[FolderStatus] = Field(default_factory=list)

@@ -22,6 +22,7 @@ from pygls.protocol.language_server import lsp_method
 
 from ragls import PROTOCOL_VERSION, __version__
 from ragls.system import stdio
+from ragls.system.foreground import FOREGROUND
 from ragls.workspace.folders import Folders, uri_to_path
 from ragls.workspace.index import WorkspaceIndex
 from ragls.workspace.open_folders import NO_FOLDER
@@ -33,8 +34,12 @@ log = logging.getLogger("ragls")
 
 # What indexing and retrieval import (settings, protocol models, the pipeline, numpy): loaded in a
 # thread once `initialize` is answered, while the client sends `initialized` and its settings.
-# The status models first: a client asks for rag/indexStatus right after `initialized`.
-_PRELOAD = ("ragls.status", "ragls.sharing.shared_index", "ragls.query.answer", "ragls.sharing.api")
+# The status models first: a client asks for rag/indexStatus right after `initialized`; then
+# what a request's handler needs; then the pipeline. Between two imports the thread waits while
+# a request is being answered: an import holds the GIL for most of its time, and a question
+# asked in the first ~0.3 s otherwise waited for all of them (216 ms at files10k).
+_PRELOAD = ("ragls.status", "ragls.sharing.api", "ragls.store", "ragls.sharing.shared_index", "ragls.query.answer")
+_PRELOAD_YIELD_S = 0.5  # the longest the preload waits for one request
 
 
 # Set once the status models are imported (or failed to): until then rag/indexStatus answers
@@ -51,6 +56,7 @@ def preload() -> None:
             finally:
                 if name == "ragls.status":
                     _status_loaded.set()
+            FOREGROUND.yield_to_requests(_PRELOAD_YIELD_S)
         from ragls.text.escaping import warm
 
         warm()  # the context block's tag detector: ~0.25 s once, here rather than in the first answer
@@ -366,6 +372,11 @@ async def rag_reindex(ls: RaglsServer, params: Any) -> dict[str, Any]:
 
 @server.feature("rag/retrieve")
 async def rag_retrieve(ls: RaglsServer, params: Any) -> dict[str, Any]:
+    with FOREGROUND.request():  # from its first import on: background work waits
+        return await _retrieve(ls, params)
+
+
+async def _retrieve(ls: RaglsServer, params: Any) -> dict[str, Any]:
     await modules_loaded("ragls.protocol", "ragls.store", "ragls.sharing.api")
     from ragls.protocol import RetrieveParams
     from ragls.sharing.api import RETRIEVE, InvalidParams
@@ -385,15 +396,16 @@ async def rag_retrieve(ls: RaglsServer, params: Any) -> dict[str, Any]:
 async def graph_request(name: str, params: Any, ask: Callable[[Any], Awaitable[Any]]) -> dict[str, Any]:
     """A code-graph request (rag/references, rag/related, rag/repoMap): its params by the method
     table's model, the workspace's answer as JSON."""
-    await modules_loaded("ragls.protocol", "ragls.sharing.api")
-    from ragls.sharing.api import METHODS, InvalidParams
+    with FOREGROUND.request():
+        await modules_loaded("ragls.protocol", "ragls.sharing.api")
+        from ragls.sharing.api import METHODS, InvalidParams
 
-    p = parse(METHODS[name], params)
-    try:
-        out = await ask(p)
-    except InvalidParams as exc:
-        raise JsonRpcInvalidParams(str(exc)) from exc
-    return out.model_dump(by_alias=True)  # type: ignore[no-any-return]
+        p = parse(METHODS[name], params)
+        try:
+            out = await ask(p)
+        except InvalidParams as exc:
+            raise JsonRpcInvalidParams(str(exc)) from exc
+        return out.model_dump(by_alias=True)  # type: ignore[no-any-return]
 
 
 @server.feature("rag/references")
