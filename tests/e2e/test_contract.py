@@ -81,6 +81,11 @@ async def test_cli_json_is_the_lsp_payload(start: Starter, workspace: Path, cach
     s = await start()
     st_lsp = await s.wait_ready()
     res_lsp = await s.retrieve(QUERY, topK=3)
+    # A server owns the folder now: `ragls status` asks it (its live status), not the disk.
+    rc, out, err = cli("status", str(workspace), cache=cache_dir)
+    live = IndexStatus.model_validate(json.loads(out))
+    assert rc == 0 and live.state == "ready" and live.chunks == st_lsp["chunks"], err
+    assert "no server is running" not in (live.message or ""), live.message
     for cli_st in (st_cli, st_cli2):
         assert cli_st["protocolVersion"] == st_lsp["protocolVersion"] == PROTOCOL_VERSION
         assert shape(cli_st) == shape(st_lsp) | {"errors": shape(cli_st["errors"])}
