@@ -151,3 +151,52 @@ async def test_open_buffer_obeys_max_file_bytes(start: Starter, workspace: Path)
     res = await s.retrieve(big_marker, topK=20)
     assert not any(big_marker in c["content"] for c in res["chunks"])
     assert (await s.status())["skippedByReason"].get("too_large", 0) >= 1
+
+
+def _hostile_modules(ws: Path, marks: Path, names: tuple[str, ...]) -> None:
+    """Modules in the workspace's root that shadow what ragls imports; importing one leaves a mark."""
+    marks.mkdir()
+    for name in names:
+        (ws / f"{name}.py").write_text(f"open({str(marks / name)!r}, 'w').close()\n")
+
+
+def test_no_workspace_file_is_imported_by_the_watch_process(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The watch runs in a child process started with `-m`, which puts the current directory
+    (often the workspace: editors start language servers there) first on its import path."""
+    from ragls.config import Settings
+    from ragls.ingest.discovery import IgnoreRules
+    from ragls.ingest.watcher import Watcher
+
+    ws, marks = tmp_path / "ws", tmp_path / "marks"
+    ws.mkdir()
+    _hostile_modules(ws, marks, ("json", "threading", "watchfiles"))
+    monkeypatch.chdir(ws)
+    w = Watcher(ws, IgnoreRules(ws, Settings()), lambda _changes: None, 50)
+    w.start()
+    try:
+        assert w.ready.wait(20), w.problem
+    finally:
+        w.stop()
+    assert sorted(p.name for p in marks.iterdir()) == []
+
+
+def test_python_m_ragls_in_the_workspace_imports_none_of_its_files(tmp_path: Path, cache_dir: Path) -> None:
+    """`python -m ragls ...` run in the workspace (as agents start `ragls mcp`): neither the server
+    nor its worker processes import a module that the workspace's root shadows."""
+    import subprocess
+    import sys
+
+    ws, marks = tmp_path / "ws", tmp_path / "marks"
+    ws.mkdir()
+    (ws / "app.py").write_text("def handler(event):\n    return event\n")
+    _hostile_modules(ws, marks, ("json", "pydantic", "numpy", "pathspec", "watchfiles", "sqlite3"))
+    p = subprocess.run(
+        [sys.executable, "-m", "ragls", "index", str(ws), "-q"],
+        cwd=ws,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={**os.environ, "RAGLS_CACHE_DIR": str(cache_dir)},
+    )
+    assert p.returncode == 0, p.stderr
+    assert sorted(m.name for m in marks.iterdir()) == []

@@ -154,7 +154,9 @@ class Watcher:
         """One watch, in its own process (ingest/watch_process.py), until stopped, restarted or
         failed; its batches are filtered here by the ignore rules."""
         child = subprocess.Popen(
-            [sys.executable, "-m", "ragls.ingest.watch_process"],
+            # -P: `-m` would put the current directory first on the child's path, and a server's
+            # is often the workspace, whose files must never be imported (a `json.py` there was).
+            [sys.executable, "-P", "-m", "ragls.ingest.watch_process"],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             start_new_session=True,  # an editor's Ctrl-C to the server's group is the server's to handle
