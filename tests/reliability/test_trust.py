@@ -200,3 +200,20 @@ def test_python_m_ragls_in_the_workspace_imports_none_of_its_files(tmp_path: Pat
     )
     assert p.returncode == 0, p.stderr
     assert sorted(m.name for m in marks.iterdir()) == []
+
+
+def test_no_workspace_file_is_imported_by_the_history_reader(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The git history is read by `python -m ragls.git.read`, a child started in the server's
+    current directory (often the workspace)."""
+    from ragls.git.history import read_in_child
+    from tests.gitrepo import commit, git
+
+    ws, marks = tmp_path / "ws", tmp_path / "marks"
+    ws.mkdir()
+    git(ws, "init", "-q", "-b", "main")
+    commit(ws, {"app.py": "x = 1\n"}, "Initial")
+    commit(ws, {"app.py": "x = 2\n"}, "Change x")
+    _hostile_modules(ws, marks, ("json", "dataclasses", "dulwich"))
+    monkeypatch.chdir(ws)
+    read = read_in_child(ws, None, 10)
+    assert len(read.commits) >= 1 and sorted(m.name for m in marks.iterdir()) == []

@@ -75,7 +75,9 @@ class Read:
 def read_in_child(repo_dir: Path, rev: str | None, max_commits: int, timeout: float = READ_TIMEOUT_S + 5) -> Read:
     """The repository's history, read by `python -m ragls.git.read` (see that module for why a
     child): no stdin, killed after `timeout` s."""
-    cmd = [sys.executable, "-m", "ragls.git.read", str(repo_dir), rev or "", str(max_commits)]
+    # -P: `-m` would put the current directory first on the child's path, and a server's is
+    # often the workspace, whose files must never be imported.
+    cmd = [sys.executable, "-P", "-m", "ragls.git.read", str(repo_dir), rev or "", str(max_commits)]
     try:
         proc = subprocess.run(cmd, stdin=subprocess.DEVNULL, capture_output=True, timeout=timeout, check=False)
     except subprocess.TimeoutExpired:
