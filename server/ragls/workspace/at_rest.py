@@ -8,6 +8,7 @@ from collections import Counter
 from pathlib import Path
 
 from ragls.config import Settings
+from ragls.embedding import model_identity
 from ragls.protocol import EmbedderInfo, IndexStatus, Progress, StoreInfo
 from ragls.status import build_status
 from ragls.store import manifest_path
@@ -21,7 +22,7 @@ def status_at_rest(root: Path, settings: Settings, warnings: list[str]) -> Index
     live = live_status(root, settings)
     if live is not None:  # a ragls process owns the folder: its view is the current one
         return live
-    model_id, dim = model_identity(settings)
+    model_id, dim = model_identity(settings.embedder)
     path = manifest_path(root, settings, model_id, dim)
     st = build_status(root, settings, warnings=warnings)
     st.embedder = EmbedderInfo(provider=settings.embedder.provider, model=model_id, dimension=dim)
@@ -54,13 +55,7 @@ def status_at_rest(root: Path, settings: Settings, warnings: list[str]) -> Index
 
 def indexed_here(root: Path, settings: Settings) -> bool:
     """An index of `root` with the folder's model exists on this machine."""
-    return manifest_path(root, settings, *model_identity(settings)).exists()
-
-
-def model_identity(settings: Settings) -> tuple[str, int]:
-    from ragls.embedding import model_identity
-
-    return model_identity(settings.embedder)
+    return manifest_path(root, settings, *model_identity(settings.embedder)).exists()
 
 
 def live_status(root: Path, settings: Settings) -> IndexStatus | None:

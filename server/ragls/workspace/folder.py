@@ -45,7 +45,7 @@ class Folder:
     ready: asyncio.Event = field(default_factory=asyncio.Event)  # set once its store is open
     removed: bool = False
     opening: bool = False  # its index is being opened (start-up and a folder change may overlap)
-    fresh: bool = False  # no index of it existed here when it was opened: nothing to find until its first files
+    fresh: bool | None = None  # no index of it exists here yet (None: not looked at since its settings were set)
 
     @property
     def settings(self) -> Settings:
@@ -59,6 +59,17 @@ class Folder:
     @settings.setter
     def settings(self, value: Settings) -> None:
         self._settings = value
+        self.fresh = None  # another cache or store may hold its index
+
+    async def new_here(self) -> bool:
+        """No index of this folder exists here (with any model): nothing in it can be found until
+        its first files are stored, so a question need not wait for its index to open. Looked
+        at once (again after a settings change); false from the moment its index has opened."""
+        if self.fresh is None:
+            from ragls.store import never_indexed
+
+            self.fresh = await asyncio.to_thread(never_indexed, self.path, self.settings)
+        return self.fresh
 
     @property
     def role(self) -> str | None:
@@ -73,7 +84,6 @@ class Folder:
         await loaded("ragls.sharing.shared_index", "ragls.private", "ragls.store")
         from ragls.private import secure_cache
         from ragls.sharing.shared_index import SharedIndex
-        from ragls.store import never_indexed
 
         loop = asyncio.get_running_loop()
         self.ready = ready = asyncio.Event()
@@ -91,7 +101,7 @@ class Folder:
         # the warning stays in this folder's status.
         if fixed := await asyncio.to_thread(secure_cache, self.settings, self.path):
             self.warnings = [*self.warnings, *fixed]
-        self.fresh = await asyncio.to_thread(never_indexed, self.path, self.settings)
+        await self.new_here()
         shared = SharedIndex(
             self.path, self.settings, on_change, settings_error=self.settings_error, warnings=self.warnings
         )

@@ -189,10 +189,9 @@ class WorkspaceIndex(WorkspaceFolders):
             return None
         await self._loaded("ragls.protocol", "ragls.store")
         from ragls.protocol import RetrieveResultOut, unanswered
-        from ragls.store import never_indexed
 
         folders = [f for f, _ in plan]
-        new = await asyncio.to_thread(lambda: all(never_indexed(f.path, f.settings) for f in folders))
+        new = all([await f.new_here() for f in folders])
         if new and not any(f.settings_error for f in folders):
             return unanswered(RetrieveResultOut, NOTHING_YET, notice=True)
         with contextlib.suppress(TimeoutError):

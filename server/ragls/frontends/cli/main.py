@@ -127,12 +127,6 @@ def cmd_search(a: argparse.Namespace) -> int:
     return 0
 
 
-def _model_identity(settings: Settings) -> tuple[str, int]:
-    from ragls.embedding import model_identity
-
-    return model_identity(settings.embedder)
-
-
 def cmd_status(a: argparse.Namespace) -> int:
     """The rag/indexStatus of a workspace of these folders, without indexing: each folder's
     live status from the ragls process that owns it, else read from its index on disk (`message`
@@ -194,9 +188,10 @@ def _clear(root: Path, settings: Settings) -> int:
     from ragls.store import StoreError, workspace_id
 
     if settings.qdrant.url:
+        from ragls.embedding import model_identity
         from ragls.store.remote import RemoteStore
 
-        model_id, dim = _model_identity(settings)
+        model_id, dim = model_identity(settings.embedder)
         try:
             store = RemoteStore(root, settings, model_id, dim)
             store.drop()

@@ -22,6 +22,7 @@ from pydantic.alias_generators import to_camel
 from qdrant_client import QdrantClient
 
 from ragls.config import Settings, SettingsError, load_settings
+from ragls.embedding import model_identity
 from ragls.store import StoreError, index_dir, manifest_path
 from ragls.store.base import DENSE, LEXICAL, PointData
 from ragls.store.edge import EdgeStore
@@ -190,12 +191,6 @@ def _available(src_dir: Path) -> str:
     return f" (found indexes: {', '.join(others)}; pick one with --index NAME)" if others else ""
 
 
-def _model_identity(settings: Settings) -> tuple[str, int]:
-    from ragls.embedding import model_identity
-
-    return model_identity(settings.embedder)
-
-
 def _split_index_name(name: str) -> tuple[str, int]:
     """`all-MiniLM-L6-v2-int8-384` -> (model slug, 384): the directory names index_dir makes."""
     model, _, dim = name.rpartition("-")
@@ -221,7 +216,7 @@ def cmd_migrate(a: argparse.Namespace) -> int:
             update={"qdrant": src_settings.qdrant.model_copy(update={"path": a.from_path})}
         )
     # index_dir slugs the model id the same way, so a slug from --index names the same directory.
-    model_id, dim = _split_index_name(a.index) if a.index else _model_identity(settings)
+    model_id, dim = _split_index_name(a.index) if a.index else model_identity(settings.embedder)
 
     def progress(done: int, total: int) -> None:
         if not a.quiet:
