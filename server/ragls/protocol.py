@@ -204,7 +204,7 @@ class IndexStatus(_Wire):
         return StatusDisplay(**display_of(self.model_dump(by_alias=True, exclude={"display"})))
 
 
-# -- shared index: what a client process asks the folder's owner (docs/protocol.md, "Owner socket") --
+# -- shared index: what a client process asks the folder's owner (docs/owner-socket.md) --
 
 
 class SymbolParams(_Wire):

@@ -13,7 +13,7 @@ The owner socket serves a `LocalIndex` by this table too (`owner_rpc.OwnerServer
 params are validated by its method's model here, its result is written by its result model, and
 every caller's mistake is `InvalidParams` (JSON-RPC -32602), formatted once
 (`validation_message`). A request that leaves out `topK`/`maxChars` gets the retrieval settings
-(`budget`), wherever it is answered. docs/protocol.md ("Owner socket") lists the methods.
+(`budget`), wherever it is answered. docs/owner-socket.md lists the methods.
 """
 
 from __future__ import annotations

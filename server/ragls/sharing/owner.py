@@ -4,7 +4,7 @@ who may talk on the socket.
 The first ragls process that takes a folder's lock (`flock`, released by the OS when the
 holder dies, kill -9 included) owns the folder's index and serves every other local ragls
 process over a unix socket beside the lock (sharing/owner_rpc.py: the index API on pygls's JSON-RPC,
-docs/protocol.md "Owner socket"). Both files live in a directory only the user can enter
+docs/owner-socket.md). Both files live in a directory only the user can enter
 (0700); the socket itself is 0600 and peers of another uid are refused (`trusted_peer`).
 """
 

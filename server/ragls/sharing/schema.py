@@ -58,7 +58,7 @@ _LSP: dict[str, tuple[str, type[BaseModel] | dict[str, Any], type[BaseModel] | d
     "rag/feedback": ("request", FeedbackParams, FeedbackResult),
     "rag/statusChanged": ("notification", IndexStatus, None),
 }
-# between ragls processes on one folder (docs/protocol.md, "Owner socket"); internal: the index
+# between ragls processes on one folder (docs/owner-socket.md); internal: the index
 # API's method table (sharing/api.py), the small models written inline as above
 _INLINE: dict[type[BaseModel], dict[str, Any]] = {
     NoParams: _NO_PARAMS,
