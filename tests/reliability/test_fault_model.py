@@ -39,14 +39,14 @@ def cpu_percent(pid: int, seconds: float = 3.0) -> float:
     return 100.0 * (ticks() - c0) / _TICKS / (time.monotonic() - t0)
 
 
-async def wait_status(s: Session, check, timeout: float, what: str) -> dict:  # type: ignore[no-untyped-def]
+async def wait_status(s: Session, check, timeout: float, what: str, every: float = 0.2) -> dict:  # type: ignore[no-untyped-def]
     deadline = time.monotonic() + timeout
     st: dict = {}
     while time.monotonic() < deadline:
         st = await s.status()
         if check(st):
             return st
-        await asyncio.sleep(0.2)
+        await asyncio.sleep(every)
     raise AssertionError(f"{what}: not seen within {timeout}s; last status {st}")
 
 
@@ -194,18 +194,19 @@ async def test_settings_change_mid_index_reopens_the_same_slot(
     start: Starter, tmp_path: Path, fresh_cache: Path
 ) -> None:
     # Enough files that the change lands while the lexical pass is still going (it waits for 50,
-    # and checks that the pass had not ended then).
-    ws = generated_workspace(tmp_path / "many", files=300, functions=1, short=True)
+    # and checks that the pass had not ended then): on an idle machine 300 one-line files were
+    # all lexical between two polls 0.2 s apart.
+    ws = generated_workspace(tmp_path / "many", files=1000, functions=1, short=True)
     s = await start(root=ws, env={"RAGLS_CACHE_DIR": str(fresh_cache)})
-    st = await wait_status(s, lambda st: st["lexical"]["done"] >= 50, 120, "the lexical pass under way")
-    assert st["lexical"]["done"] < st["lexical"]["total"] == 300, st
+    st = await wait_status(s, lambda st: st["lexical"]["done"] >= 50, 120, "the lexical pass under way", every=0.02)
+    assert st["lexical"]["done"] < st["lexical"]["total"] == 1000, st
     s.client.workspace_did_change_configuration(
         types.DidChangeConfigurationParams(settings={"ragls": {"indexing": {"maxChunkChars": 2000}}})
     )
     t0 = time.monotonic()
     st = await s.wait_ready(300)
     figure("settings change mid-index", ready_after_change_s=time.monotonic() - t0)
-    assert st["filesTotal"] == 300 and st["filesFailed"] == 0
+    assert st["filesTotal"] == 1000 and st["filesFailed"] == 0
     assert "in use by another" not in (st["message"] or "")
     assert not alt_slots(fresh_cache), alt_slots(fresh_cache)
     await s.close()
