@@ -878,10 +878,10 @@ async function main(): Promise<number> {
       await item.waitFor({ state: 'visible', timeout: 15_000 });
       const input = item.locator('input').first();
       const missing = path.join(h.root, 'no-such-dir', 'ragls');
-      await input.click();
-      await page.keyboard.press('Control+A');
-      await page.keyboard.type(missing, { delay: 2 });
-      await page.keyboard.press('Tab');
+      // The whole value at once, as a paste: typed key by key, the editor saved a prefix ("/tm")
+      // and re-rendered the row, and the keys after it went nowhere.
+      await input.fill(missing);
+      await input.press('Tab');
       const settingsFiles = [path.join(h.userData, 'User', 'settings.json'), path.join(h.userData, 'Machine', 'settings.json')];
       const written = () => settingsFiles.some((f) => fs.existsSync(f) && fs.readFileSync(f, 'utf8').includes(missing));
       await waitUntil('the Settings UI to write settings.json', async () => (written() ? true : undefined), 15_000);
