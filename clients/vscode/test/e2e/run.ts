@@ -871,11 +871,14 @@ async function main(): Promise<number> {
       await h.runCommand('RAG: Open Settings');
       await page.locator('.settings-editor').first().waitFor({ state: 'visible' });
       await page.keyboard.press('Control+A');
-      await page.keyboard.type('@ext:ragls.ragls-vscode server path', { delay: 5 });
+      // One setting by its id: a broader search re-renders (and reuses) rows while results come
+      // in, and a row found for "Server: Path" once showed another setting when it was filled.
+      await page.keyboard.type('@id:ragls.server.path', { delay: 5 });
       // A machine-scoped setting: code-server, like every remote window, edits it under "Remote".
       await page.locator('.settings-tabs-widget .action-label', { hasText: /^Remote/ }).first().click();
-      const item = page.locator('.settings-editor .setting-item-contents', { hasText: 'Server: Path' }).first();
-      await item.waitFor({ state: 'visible', timeout: 15_000 });
+      const rows = page.locator('.settings-editor .setting-item-contents');
+      const item = rows.filter({ hasText: 'Server: Path' });
+      await waitUntil('the Settings UI to show Server: Path alone', async () => ((await rows.count()) === 1 && (await item.count()) === 1 ? true : undefined), 15_000);
       const input = item.locator('input').first();
       const missing = path.join(h.root, 'no-such-dir', 'ragls');
       // The whole value at once, as a paste: typed key by key, the editor saved a prefix ("/tm")
