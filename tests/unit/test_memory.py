@@ -1,9 +1,19 @@
-"""ragls.system.memory gives memory the process freed back to the system (glibc)."""
+"""ragls.system.memory gives memory the process freed back to the system (glibc), and the
+store's written pages back to the page cache."""
 
 from __future__ import annotations
 
+import mmap
 import subprocess
 import sys
+import uuid
+from pathlib import Path
+
+import numpy as np
+
+from ragls.store import PointData, SearchRequest
+from ragls.store.edge import EdgeStore
+from ragls.system import memory
 
 _PROBE = """
 import sys
@@ -37,3 +47,69 @@ def test_trim_returns_freed_heap_pages_and_is_rate_limited() -> None:
     assert before - after_first > 150, out.stdout  # ~200 MB freed by Python, kept by malloc until the trim
     assert skipped - after_first > 150, out.stdout  # a second trim within 2 s is skipped
     assert skipped - forced > 150, out.stdout
+
+
+def _resident_under(directory: Path) -> int:
+    """Bytes of this process's mappings of files under `directory` that are resident."""
+    prefix = str(directory.resolve()) + "/"
+    total, inside = 0, False
+    with open("/proc/self/smaps") as fh:
+        for line in fh:
+            fields = line.split()
+            if "-" in fields[0] and len(fields) >= 5 and ":" in fields[3]:
+                inside = len(fields) >= 6 and fields[5].startswith(prefix)
+            elif inside and fields[0] == "Rss:":
+                total += int(fields[1]) * 1024
+    return total
+
+
+def test_unmap_file_pages_drops_shared_pages_and_keeps_every_byte(tmp_path: Path) -> None:
+    size = 4 << 20
+    shared_file, private_file = tmp_path / "shared.bin", tmp_path / "private.bin"
+    for f in (shared_file, private_file):
+        f.write_bytes(b"\0" * size)
+    with open(shared_file, "r+b") as a, open(private_file, "r+b") as b:
+        shared = mmap.mmap(a.fileno(), size)  # MAP_SHARED
+        private = mmap.mmap(b.fileno(), size, flags=mmap.MAP_PRIVATE)
+        shared[:] = b"s" * size  # dirty, never flushed
+        private[:] = b"p" * size  # a private copy: DONTNEED would throw it away
+        assert _resident_under(tmp_path) >= 2 * size
+        released = memory.unmap_file_pages(str(tmp_path))
+        assert released == size  # the shared mapping only
+        assert _resident_under(tmp_path) <= size + (64 << 10)  # the private one stays resident
+        assert private[:16] == b"p" * 16 and private[-16:] == b"p" * 16
+        assert shared[:16] == b"s" * 16 and shared[-16:] == b"s" * 16  # read back from the page cache
+        shared.close()
+        private.close()
+    assert shared_file.read_bytes() == b"s" * size  # the dirty pages reached the file
+    assert private_file.read_bytes() == b"\0" * size
+
+
+def test_edge_store_releases_its_written_pages_and_loses_nothing(tmp_path: Path) -> None:
+    directory = tmp_path / "index" / "shard"
+    store = EdgeStore(directory, 64)
+    rng = np.random.default_rng(7)
+    points = [
+        PointData(
+            str(uuid.uuid5(uuid.NAMESPACE_URL, f"p{i}")),
+            ([i % 500, 1000 + i], [1.0, 2.0]),
+            {"path": f"f{i % 50}.py", "language": "python", "symbol_names": [], "text": f"chunk {i} " + "x" * 900},
+            rng.standard_normal(64).astype(np.float32),
+        )
+        for i in range(3000)
+    ]
+    store.upsert(points)
+    assert _resident_under(directory) > 2 << 20
+    store.release_pages(force=True)
+    assert _resident_under(directory) < 256 << 10
+    store.release_pages()  # within the rate limit: nothing to do, nothing fails
+    hits = store.search(SearchRequest(dense=points[42].dense, sparse=([1042], [1.0]), limit=3))
+    assert hits and hits[0].id == points[42].id
+    store.close()
+    again = EdgeStore(directory, 64)
+    try:
+        assert again.count() == 3000
+        got = {h.id: h.payload["text"] for h in again.retrieve([p.id for p in points])}
+        assert got == {p.id: p.payload["text"] for p in points}
+    finally:
+        again.close()

@@ -24,7 +24,6 @@ from ragls.index import name_rerank
 from ragls.index.handle import IndexHandle
 from ragls.index.state import IndexState, Phase, now
 from ragls.store.manifest import DENSE, LEXICAL
-from ragls.system import memory
 
 if TYPE_CHECKING:
     import numpy as np
@@ -123,7 +122,7 @@ class Backfill:
             part = [items[k] for k in group]
             if not self._embed(emb, part, [window_texts[k] for k in group], with_names):
                 return
-            memory.trim()  # this call's buffers (ONNX Runtime, numpy, the store's) are freed now
+            h.release_memory()  # this call's buffers (ONNX Runtime, numpy) are freed, its vectors written
             if self._interrupted():
                 return  # let queued changes go first; the backfill resumes after
         # Ids that vanished from the store between steps: rewrite those chunks from the file

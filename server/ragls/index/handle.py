@@ -30,6 +30,7 @@ from ragls.index.source_lexicon import SourceLexicon
 from ragls.index.view import FrozenView, Records
 from ragls.store import Store, StoreError, manifest_path, open_index
 from ragls.store.manifest import Manifest
+from ragls.system import memory
 from ragls.system.faults import CircuitBreaker
 from ragls.system.threads import in_thread
 
@@ -230,6 +231,14 @@ class IndexHandle:
             self._frozen_at = self._unflushed
         if self._unflushed >= _FLUSH_POINTS or time.monotonic() - self._flushed_at > _FLUSH_AGE_S:
             self.flush()
+
+    def release_memory(self, force: bool = False) -> None:
+        """After a batch or an embedding call: native memory freed meanwhile and the store's
+        pages written meanwhile go back to the system (system/memory.py); rate-limited unless
+        `force`."""
+        memory.trim(force)
+        if self.store is not None:
+            self.store.release_pages(force)
 
     def flush(self) -> None:
         if self.store is not None:

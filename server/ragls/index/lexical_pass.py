@@ -20,7 +20,6 @@ from ragls.index.state import IndexState, Phase, now
 from ragls.ingest.discovery import Discovery, IgnoreRules, discover
 from ragls.ingest.prepare import FileJob, Prepared, PreparePool
 from ragls.store import previous_manifest_bytes
-from ragls.system import memory
 from ragls.system.threads import in_thread
 
 log = logging.getLogger(__name__)
@@ -212,6 +211,7 @@ class LexicalPass:
             # to 1,039 MB at 150,000 chunks; waiting for them, 1,020 MB).
             self.close_pool(wait=True)
             self.handle.maybe_flush()
+            self.handle.release_memory(force=True)
 
     def _index_pooled(self, todo: list[str], handle_jobs: bool) -> bool:
         """Worker processes parse, chunk and tokenize; this thread plans each task (the checks
@@ -256,7 +256,7 @@ class LexicalPass:
 
     def _between_batches(self, handle_jobs: bool) -> bool:
         self._on_change()
-        memory.trim()  # the batch's results and payloads are freed: give the pages back
+        self.handle.release_memory()  # the batch's results are freed, its points written
         if self.jobs.stopping():
             return False
         self.state.apply_edits(self.jobs.edits())  # files a question named, buffers

@@ -384,6 +384,9 @@ class RemoteStore:
     def flush(self) -> None:
         pass  # every write above waits for the server to apply it
 
+    def release_pages(self, force: bool = False) -> None:
+        pass  # the server keeps its own pages
+
     def drop(self) -> None:
         """Delete the whole collection (migrate --replace)."""
         self._call(lambda: self._client.delete_collection(self.collection))
