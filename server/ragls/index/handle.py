@@ -8,7 +8,6 @@ us?), moved aside when it cannot be loaded, and flushed seldom (a flush stalls e
 
 from __future__ import annotations
 
-import gc
 import logging
 import threading
 import time
@@ -68,14 +67,6 @@ def inode(path: Path) -> int | None:
         return path.stat().st_ino
     except OSError:
         return None
-
-
-def freeze_heap() -> None:
-    """Leave the objects alive now (modules, records, chunk ids) out of future garbage
-    collections. A full collection walks every tracked object with the GIL held: during a
-    files10k pass each took 44-81 ms, every 8-10 s, and stalled every request (they freed
-    nothing). Frozen objects are still freed when their last reference goes."""
-    gc.freeze()
 
 
 class IndexHandle:
@@ -227,7 +218,7 @@ class IndexHandle:
         crash replays the write-ahead log written since; a flush stalls every request), and
         keep what the batches since left alive out of the garbage collector's walks."""
         if self._unflushed - self._frozen_at >= _FREEZE_POINTS:
-            freeze_heap()  # what the batches since left alive: records, ids
+            memory.freeze_heap()  # what the batches since left alive: records, ids
             self._frozen_at = self._unflushed
         if self._unflushed >= _FLUSH_POINTS or time.monotonic() - self._flushed_at > _FLUSH_AGE_S:
             self.flush()

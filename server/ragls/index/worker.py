@@ -27,7 +27,7 @@ from ragls.config import Settings
 from ragls.embedding import Embedder, EmbeddingError
 from ragls.index.apply import IndexWriter, load_kept, reconcile
 from ragls.index.backfill import Backfill
-from ragls.index.handle import IndexHandle, IndexReplaced, ModelUnavailable, freeze_heap
+from ragls.index.handle import IndexHandle, IndexReplaced, ModelUnavailable
 from ragls.index.jobs import JobQueue, Jobs
 from ragls.index.lexical_pass import LexicalPass
 from ragls.index.state import IndexState, Phase, Published, Records
@@ -37,6 +37,7 @@ from ragls.ingest.seek import Seeker
 from ragls.protocol import IndexStatus
 from ragls.status import IndexCounters, index_status
 from ragls.store import StoreCorrupt, StoreError, StoreFull
+from ragls.system import memory
 from ragls.system.faults import Backoff, Fault
 from ragls.system.threads import lower_priority
 
@@ -233,7 +234,7 @@ class Indexer:
         # Files whose vectors came from a snapshot that some index distrusted since: embed again.
         self.backfill.requeue(self.handle.distrusted_files())
         self.handle.load_model()
-        freeze_heap()
+        memory.freeze_heap()
         self._changed()  # the stored files are searchable from here, before the first scan
         self.jobs.scan(False)
 
