@@ -6,8 +6,8 @@ import hashlib
 import re
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from ragls.config import Settings, cache_root
 from ragls.store.base import (
     PointData,
     SearchRequest,
@@ -19,6 +19,9 @@ from ragls.store.base import (
     StoreLocked,
 )
 from ragls.system.identity import workspace_id
+
+if TYPE_CHECKING:  # the settings load where used: a child making a new shard imports this package
+    from ragls.config import Settings
 
 __all__ = [
     "PointData",
@@ -40,6 +43,8 @@ __all__ = [
 
 
 def _workspace_indexes(root: Path, settings: Settings) -> Path:
+    from ragls.config import cache_root
+
     base = Path(settings.qdrant.path).expanduser() if settings.qdrant.path else cache_root(settings) / "index"
     return base / workspace_id(root)
 

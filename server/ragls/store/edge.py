@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import shutil
+import subprocess
+import sys
 import threading
 import time
 import uuid
@@ -15,7 +17,6 @@ from ragls.private import private_dirs
 from ragls.store.base import (
     DENSE,
     LEXICAL,
-    PAYLOAD_INDEXES,
     PointData,
     SearchRequest,
     StoreCorrupt,
@@ -24,6 +25,7 @@ from ragls.store.base import (
     StoreFull,
     StoreLocked,
 )
+from ragls.store.edge_create import payload_indexes, shard_config
 from ragls.system import memory
 from ragls.system.foreground import FOREGROUND
 
@@ -31,6 +33,7 @@ from ragls.system.foreground import FOREGROUND
 # SIGBUS instead of raising. So every write is checked against the free space first. Measured
 # on tmpfs: a new shard takes ~7.3 MB, a point ~2x its raw size; both are charged with room.
 _CREATE_BYTES = 8 << 20
+_CREATE_TIMEOUT_S = 60.0
 _MARGIN_BYTES = 4 << 20
 _GROWTH = 3
 # Deleted points keep counting in the shard's BM25 statistics (the document count and each
@@ -52,23 +55,30 @@ def _mb(n: float) -> str:
     return f"{n / 1e6:.1f} MB"
 
 
+def _create_in_child(directory: Path, dimension: int) -> None:
+    """A new shard, made by a child process off this process's GIL (store/edge_create.py)."""
+    try:
+        done = subprocess.run(
+            [sys.executable, "-P", "-m", "ragls.store.edge_create", str(directory), str(dimension)],
+            cwd=directory.parent,
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            text=True,
+            timeout=_CREATE_TIMEOUT_S,
+        )
+    except (OSError, subprocess.SubprocessError) as exc:
+        raise StoreError(f"cannot create the index at {directory}: {exc}") from exc
+    if done.returncode != 0:
+        lines = done.stderr.strip().splitlines()
+        raise StoreError(f"cannot create the index at {directory}: {lines[-1] if lines else done.returncode}")
+
+
 class EdgeStore:
     kind = "edge"
 
     def __init__(self, directory: Path, dimension: int) -> None:
         self.location = str(directory)
         self.dimension = dimension
-        # Dense vectors are stored as float16: half the resident bytes of float32 (Edge keeps
-        # every vector of its appendable segments in RAM: 1.5 KB per point at 384 dimensions),
-        # and no measurable change in ranking (held-out MRR@10 0.567 -> 0.568).
-        config = qe.EdgeConfig(
-            vectors={
-                DENSE: qe.EdgeVectorParams(
-                    size=dimension, distance=qe.Distance.Cosine, datatype=qe.VectorStorageDatatype.Float16
-                )
-            },
-            sparse_vectors={LEXICAL: qe.EdgeSparseVectorParams(modifier=qe.Modifier.Idf)},
-        )
         # 0700 whatever the umask: the shard's payloads hold the code's text (private.py).
         private_dirs(directory.parent)
         self._dir = directory.parent
@@ -86,7 +96,7 @@ class EdgeStore:
                     # The shard's own stored config: an index written before float16 storage
                     # keeps its float32 vectors (a config passed here must match exactly).
                     stored = (directory / "edge_config.json").is_file()
-                    self._load_config = None if stored else config
+                    self._load_config = None if stored else shard_config(dimension)
                     self._shard = qe.EdgeShard.load(str(directory), self._load_config)
                 except Exception as exc:
                     if "WouldBlock" in str(exc):
@@ -94,7 +104,8 @@ class EdgeStore:
                     raise StoreCorrupt(f"cannot load the index at {directory}: {exc}") from exc
             else:
                 self._ensure_space(_CREATE_BYTES, growth=1)
-                self._shard = qe.EdgeShard.create(str(directory), config)
+                _create_in_child(directory, dimension)
+                self._shard = qe.EdgeShard.load(str(directory), None)
         except StoreError:
             raise
         except Exception as exc:  # the binding raises plain Exception
@@ -103,8 +114,7 @@ class EdgeStore:
             raise StoreError(f"cannot open index at {directory}: {exc}") from exc
         # Writes come from the indexer thread only; the lock keeps flush/close from racing them.
         self._write = threading.Lock()
-        for name in PAYLOAD_INDEXES:
-            self._shard.update(qe.UpdateOperation.create_field_index(name, qe.PayloadSchemaType.Keyword))
+        payload_indexes(self._shard)  # an index made before one of them, or a creation cut short
         # A loaded shard has read all of its files through its maps (~300 MB at 150,000 chunks).
         self.release_pages(force=True)
 
