@@ -114,7 +114,7 @@ class EdgeStore:
             raise StoreError(f"cannot open index at {directory}: {exc}") from exc
         # Writes come from the indexer thread only; the lock keeps flush/close from racing them.
         self._write = threading.Lock()
-        payload_indexes(self._shard)  # an index made before one of them, or a creation cut short
+        payload_indexes(self._shard)  # a new shard's; a no-op where they exist
         # A loaded shard has read all of its files through its maps (~300 MB at 150,000 chunks).
         self.release_pages(force=True)
 
