@@ -21,7 +21,6 @@ import json
 import logging
 import os
 import subprocess
-import sys
 import threading
 import time
 from collections import Counter
@@ -30,6 +29,7 @@ from pathlib import Path
 from typing import Protocol
 
 from ragls.git.read import READ_TIMEOUT_S, Commit, read_commits
+from ragls.system.child import failure, module_command
 from ragls.text import lexical
 from ragls.text.bm25 import BM25Index, Document
 
@@ -75,16 +75,13 @@ class Read:
 def read_in_child(repo_dir: Path, rev: str | None, max_commits: int, timeout: float = READ_TIMEOUT_S + 5) -> Read:
     """The repository's history, read by `python -m ragls.git.read` (see that module for why a
     child): no stdin, killed after `timeout` s."""
-    # -P: `-m` would put the current directory first on the child's path, and a server's is
-    # often the workspace, whose files must never be imported.
-    cmd = [sys.executable, "-P", "-m", "ragls.git.read", str(repo_dir), rev or "", str(max_commits)]
+    cmd = module_command("ragls.git.read", str(repo_dir), rev or "", str(max_commits))
     try:
         proc = subprocess.run(cmd, stdin=subprocess.DEVNULL, capture_output=True, timeout=timeout, check=False)
     except subprocess.TimeoutExpired:
         raise HistoryReadError(f"reading the history took over {timeout:.0f} s; stopped") from None
     if proc.returncode != 0:
-        why = proc.stderr.decode("utf-8", "replace").strip().splitlines()
-        raise HistoryReadError(why[-1] if why else f"the reader exited with status {proc.returncode}")
+        raise HistoryReadError(failure(proc.stderr, proc.returncode, "the reader"))
     try:
         data = json.loads(proc.stdout)
         commits = [Commit(str(m), tuple(str(p) for p in paths)) for m, paths in data["commits"]]

@@ -8,6 +8,7 @@ us?), moved aside when it cannot be loaded, and flushed seldom (a flush stalls e
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import threading
 import time
@@ -178,10 +179,8 @@ class IndexHandle:
     def close(self) -> None:
         for closer in (self.store, self.manifest, self.cache):
             if closer is not None:
-                try:
+                with contextlib.suppress(Exception):  # closing twice or after a failure is harmless
                     closer.close()
-                except Exception:  # closing twice or after a failure is harmless
-                    pass
         self.store = self.manifest = self.cache = None  # type: ignore[assignment]
 
     def quarantine(self, why: str) -> None:
@@ -224,9 +223,8 @@ class IndexHandle:
             self.flush()
 
     def release_memory(self, force: bool = False) -> None:
-        """After a batch or an embedding call: native memory freed meanwhile and the store's
-        pages written meanwhile go back to the system (system/memory.py); rate-limited unless
-        `force`."""
+        """After a batch or an embedding call: freed heap and written store pages go back to the
+        system (system/memory.py); rate-limited unless `force`."""
         memory.trim(force)
         if self.store is not None:
             self.store.release_pages(force)
@@ -256,9 +254,7 @@ class IndexHandle:
         (index/view.py), never a batch half-applied."""
         assert self.store is not None
         published = self._published()
-        if published is None:
-            return self.store
-        return FrozenView(self.store, published.records)  # type: ignore[return-value]
+        return self.store if published is None else FrozenView(self.store, published.records)  # type: ignore[return-value]
 
     def model_loading(self) -> bool:
         return self._loading is not None and not self._loading.done()

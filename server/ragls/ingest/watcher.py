@@ -10,7 +10,6 @@ import logging
 import os
 import selectors
 import subprocess
-import sys
 import threading
 import time
 from collections.abc import Callable
@@ -20,6 +19,7 @@ from typing import Any
 import watchfiles
 
 from ragls.ingest.discovery import IgnoreRules
+from ragls.system.child import module_command
 
 log = logging.getLogger(__name__)
 
@@ -154,9 +154,7 @@ class Watcher:
         """One watch, in its own process (ingest/watch_process.py), until stopped, restarted or
         failed; its batches are filtered here by the ignore rules."""
         child = subprocess.Popen(
-            # -P: `-m` would put the current directory first on the child's path, and a server's
-            # is often the workspace, whose files must never be imported (a `json.py` there was).
-            [sys.executable, "-P", "-m", "ragls.ingest.watch_process"],
+            module_command("ragls.ingest.watch_process"),
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             start_new_session=True,  # an editor's Ctrl-C to the server's group is the server's to handle

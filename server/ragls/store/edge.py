@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import shutil
 import subprocess
-import sys
 import threading
 import time
 import uuid
@@ -27,6 +26,7 @@ from ragls.store.base import (
 )
 from ragls.store.edge_create import payload_indexes, shard_config
 from ragls.system import memory
+from ragls.system.child import failure, module_command
 from ragls.system.foreground import FOREGROUND
 
 # Qdrant Edge writes through memory maps: a write past the free space kills the process with
@@ -59,7 +59,7 @@ def _create_in_child(directory: Path, dimension: int) -> None:
     """A new shard, made by a child process off this process's GIL (store/edge_create.py)."""
     try:
         done = subprocess.run(
-            [sys.executable, "-P", "-m", "ragls.store.edge_create", str(directory), str(dimension)],
+            module_command("ragls.store.edge_create", str(directory), str(dimension)),
             cwd=directory.parent,
             stdin=subprocess.DEVNULL,
             capture_output=True,
@@ -69,8 +69,8 @@ def _create_in_child(directory: Path, dimension: int) -> None:
     except (OSError, subprocess.SubprocessError) as exc:
         raise StoreError(f"cannot create the index at {directory}: {exc}") from exc
     if done.returncode != 0:
-        lines = done.stderr.strip().splitlines()
-        raise StoreError(f"cannot create the index at {directory}: {lines[-1] if lines else done.returncode}")
+        why = failure(done.stderr, done.returncode, "the shard creator")
+        raise StoreError(f"cannot create the index at {directory}: {why}")
 
 
 class EdgeStore:

@@ -6,6 +6,7 @@ backend without a server. It is slow (no indexes) and dies with the process."""
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import random
@@ -393,10 +394,8 @@ class RemoteStore:
 
     def close(self) -> None:
         if self._owns_client:
-            try:
+            with contextlib.suppress(Exception):  # closing a client whose server went away is harmless
                 self._client.close()
-            except Exception:  # closing a client whose server went away is harmless
-                pass
 
 
 def _is_local(client: QdrantClient) -> bool:
